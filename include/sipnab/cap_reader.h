@@ -1,0 +1,97 @@
+/*
+ * cap_reader.h - capture file input: pcap (both byte orders, micro- and nanosecond),
+ * pcapng (SHB, IDB, EPB, SPB, OPB; several interfaces and sections; both byte orders),
+ * either of them gzip-compressed, from a path or from standard input ("-").
+ *
+ * A reader yields records in file order. cap_merge yields the records of several readers
+ * in timestamp order (stable: ties keep the order of the files on the command line).
+ */
+#ifndef SIPNAB_CAP_READER_H
+#define SIPNAB_CAP_READER_H
+
+#include "sipnab/sn_base.h"
+
+/* Link types we decode (LINKTYPE_* numbers of the pcap/pcapng specifications). */
+enum cap_linktype {
+	CAP_LINK_NULL = 0,      /* BSD loopback, host-order 4-byte family */
+	CAP_LINK_ETHERNET = 1,
+	CAP_LINK_RAW = 101,     /* raw IPv4 or IPv6 */
+	CAP_LINK_LOOP = 108,    /* OpenBSD loopback, network-order family */
+	CAP_LINK_LINUX_SLL = 113,
+	CAP_LINK_IPV4 = 228,
+	CAP_LINK_IPV6 = 229,
+	CAP_LINK_LINUX_SLL2 = 276,
+};
+
+/* One captured packet. data is valid until the next cap_reader_next() on the same reader. */
+struct cap_record {
+	int64_t ts_ns;       /* capture time, nanoseconds since the epoch */
+	uint32_t caplen;     /* bytes present at data */
+	uint32_t origlen;    /* bytes on the wire (caplen < origlen: cut by the snap length) */
+	uint32_t linktype;   /* enum cap_linktype or any other LINKTYPE_ value */
+	uint32_t ifindex;    /* pcapng interface id; 0 for pcap */
+	uint32_t file_index; /* which input (cap_merge), else 0 */
+	uint64_t offset;     /* byte offset of the record in the (decompressed) input */
+	const uint8_t *data; /* caplen bytes; borrowed */
+};
+
+struct cap_reader;
+
+/**
+ * Open a capture file. Detects gzip by its magic and inflates it with zlib.
+ * @param path a file path, or "-" for standard input
+ * @param out receives the reader
+ * @param diag receives the reason on failure (may be NULL)
+ * @return SN_OK; SN_ESYS when the file cannot be opened or read; SN_EPARSE when it is not a
+ *         pcap or pcapng file (or a corrupt gzip stream before any capture header).
+ */
+enum sn_status cap_reader_open(const char *path, struct cap_reader **out, struct sn_diag *diag);
+
+/**
+ * Next record.
+ * @return SN_OK with *rec filled; SN_ENOTFOUND at the clean end of input; SN_ETRUNC when the
+ *         input ends inside a record or block header (cap_reader_error() tells the offset);
+ *         SN_EPARSE when a record or block header is corrupt (impossible length) and reading
+ *         cannot continue (offset likewise). After ETRUNC/EPARSE every call returns the same.
+ */
+enum sn_status cap_reader_next(struct cap_reader *r, struct cap_record *rec);
+
+/** Byte offset and reason of the last SN_ETRUNC/SN_EPARSE (diag->offset, diag->msg). */
+const struct sn_diag *cap_reader_error(const struct cap_reader *r);
+
+/** "pcap", "pcapng", with "+gzip" when compressed. */
+const char *cap_reader_format(const struct cap_reader *r);
+
+/** Snap length of the file (pcap header or first IDB); 0 if unknown. */
+uint32_t cap_reader_snaplen(const struct cap_reader *r);
+
+/** Close and free. NULL is allowed. */
+void cap_reader_free(struct cap_reader *r);
+
+/* --- timestamp-ordered merge of several readers --- */
+
+struct cap_merge;
+
+/**
+ * Merge readers. Ownership: the merge takes ownership of the readers in @p readers (the
+ * array itself is copied).
+ */
+struct cap_merge *cap_merge_new(struct cap_reader **readers, size_t count);
+
+/**
+ * Next record in timestamp order over all inputs; rec->file_index tells which input.
+ * @return SN_OK; SN_ENOTFOUND when every input is exhausted. A truncated or corrupt input
+ *         ends that input only: @p on_error (may be NULL) is called once for it with its
+ *         index and status, and the other inputs go on.
+ */
+typedef void cap_merge_error_fn(void *user, uint32_t file_index, enum sn_status st,
+				const struct sn_diag *diag);
+enum sn_status cap_merge_next(struct cap_merge *m, struct cap_record *rec,
+			      cap_merge_error_fn *on_error, void *user);
+
+/** Reader of input @p i, for its format and errors. */
+const struct cap_reader *cap_merge_reader(const struct cap_merge *m, size_t i);
+
+void cap_merge_free(struct cap_merge *m);
+
+#endif

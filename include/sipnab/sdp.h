@@ -1,0 +1,3 @@
+#ifndef SIPNAB_SDP_H
+#define SIPNAB_SDP_H
+#endif

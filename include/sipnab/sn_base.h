@@ -1,0 +1,109 @@
+/*
+ * sn_base.h - status codes, slices, addresses, allocation and diagnostics shared by every
+ * layer of sipnab. Nothing here does I/O or keeps global state.
+ */
+#ifndef SIPNAB_SN_BASE_H
+#define SIPNAB_SN_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Result of every function that can fail (STYLE.md §3). New codes go at the end. */
+enum sn_status {
+	SN_OK = 0,
+	SN_ETRUNC,    /* input stops early; call again with more bytes */
+	SN_EPARSE,    /* input is malformed; retrying will not help */
+	SN_ELIMIT,    /* a configured bound was hit (arena budget, header count) */
+	SN_ENOTFOUND, /* lookup miss; not an error for most callers */
+	SN_ESTATE,    /* call not valid in the object's current state */
+	SN_ESYS,      /* a system call failed; errno kept in struct sn_diag */
+};
+
+/**
+ * Name of a status code, for messages.
+ * @param st the status
+ * @return a static string such as "SN_EPARSE"
+ */
+const char *sn_status_str(enum sn_status st);
+
+/* A view of bytes owned elsewhere; not NUL-terminated. */
+struct sn_slice {
+	const uint8_t *ptr;
+	uint32_t len;
+};
+
+#define SN_SLICE_NULL ((struct sn_slice){NULL, 0})
+
+/** Slice from a pointer and a length. */
+static inline struct sn_slice sn_slice_make(const void *p, size_t len)
+{
+	struct sn_slice s = {(const uint8_t *)p, (uint32_t)len};
+	return s;
+}
+
+/** True when the slice equals the NUL-terminated literal @p lit (case-sensitive). */
+bool sn_slice_eq_str(struct sn_slice s, const char *lit);
+/** True when the slice equals @p lit ignoring ASCII case. */
+bool sn_slice_caseeq_str(struct sn_slice s, const char *lit);
+/** True when two slices hold the same bytes. */
+bool sn_slice_eq(struct sn_slice a, struct sn_slice b);
+/** True when two slices are equal ignoring ASCII case. */
+bool sn_slice_caseeq(struct sn_slice a, struct sn_slice b);
+
+/* Detail for SN_ESYS and SN_EPARSE on open/bind/connect style calls. */
+struct sn_diag {
+	int err;          /* errno, or 0 */
+	uint64_t offset;  /* byte offset in the input the message refers to, when known */
+	char msg[256];    /* short human-readable reason */
+};
+
+/** Fill @p diag (may be NULL) with errno @p err and a printf-style message. */
+void sn_diag_set(struct sn_diag *diag, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A network address: IPv4 (family 4, first 4 bytes used) or IPv6 (family 6). */
+struct sn_addr {
+	uint8_t family; /* 4 or 6; 0 = unset */
+	uint8_t bytes[16];
+};
+
+/** Format an address ("192.0.2.1", "2001:db8::1"); @p buf must hold 46 bytes. */
+const char *sn_addr_str(const struct sn_addr *a, char *buf, size_t buf_len);
+/** Parse a textual IPv4 or IPv6 address. @return SN_OK or SN_EPARSE. */
+enum sn_status sn_addr_parse(struct sn_slice text, struct sn_addr *out);
+/** Total order over addresses (family first, then bytes); returns <0, 0, >0. */
+int sn_addr_cmp(const struct sn_addr *a, const struct sn_addr *b);
+
+/* Allocation that aborts on out-of-memory: no NULL check after these. */
+void *sn_xmalloc(size_t n);
+void *sn_xcalloc(size_t count, size_t size);
+void *sn_xrealloc(void *p, size_t n);
+char *sn_xstrndup(const char *s, size_t n);
+/** Heap copy of a slice, NUL-terminated. Ownership: the caller frees it. */
+char *sn_slice_dup(struct sn_slice s);
+
+#define SN_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define SN_MIN(a, b)     ((a) < (b) ? (a) : (b))
+#define SN_MAX(a, b)     ((a) > (b) ? (a) : (b))
+
+/* Big-endian and little-endian loads from unaligned bytes. */
+static inline uint16_t sn_be16(const uint8_t *p)
+{
+	return (uint16_t)((p[0] << 8) | p[1]);
+}
+static inline uint32_t sn_be32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+static inline uint16_t sn_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+static inline uint32_t sn_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+	       ((uint32_t)p[3] << 24);
+}
+
+#endif

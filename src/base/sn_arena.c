@@ -1,0 +1,117 @@
+/*
+ * sn_arena.c - bump allocator with a byte budget.
+ *
+ * Blocks are chained newest first. An allocation larger than the block size gets a block of
+ * its own. The budget counts bytes handed out (after alignment), not block capacity, so a
+ * budget means the same whatever the block size.
+ * Ownership: the arena owns its blocks. Thread: one owner at a time.
+ */
+#include "config.h"
+
+#include "sipnab/sn_arena.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct sn_arena_block {
+	struct sn_arena_block *next; /* older block */
+	size_t cap;                  /* bytes in data */
+	size_t off;                  /* bytes used */
+	_Alignas(16) uint8_t data[];
+};
+
+#define SN_ARENA_DEFAULT_BLOCK 4096
+
+void sn_arena_init(struct sn_arena *a, size_t budget)
+{
+	a->head = NULL;
+	a->used = 0;
+	a->budget = budget;
+	a->block_size = SN_ARENA_DEFAULT_BLOCK;
+}
+
+void sn_arena_cleanup(struct sn_arena *a)
+{
+	struct sn_arena_block *b = a->head;
+	while (b) {
+		struct sn_arena_block *next = b->next;
+		free(b);
+		b = next;
+	}
+	a->head = NULL;
+	a->used = 0;
+}
+
+void sn_arena_reset(struct sn_arena *a)
+{
+	struct sn_arena_block *b = a->head;
+	struct sn_arena_block *keep = NULL;
+
+	/* keep the oldest block, which has the default size */
+	while (b) {
+		struct sn_arena_block *next = b->next;
+		if (!next) {
+			keep = b;
+		} else {
+			free(b);
+		}
+		b = next;
+	}
+	if (keep) {
+		keep->off = 0;
+		keep->next = NULL;
+	}
+	a->head = keep;
+	a->used = 0;
+}
+
+enum sn_status sn_arena_alloc(struct sn_arena *a, size_t n, void **out)
+{
+	size_t need = (n + 7u) & ~(size_t)7u;
+	struct sn_arena_block *b = a->head;
+
+	if (need < n || (a->budget && (need > a->budget || a->used > a->budget - need))) {
+		return SN_ELIMIT;
+	}
+	if (!b || b->cap - b->off < need) {
+		size_t cap = need > a->block_size ? need : a->block_size;
+		struct sn_arena_block *nb = sn_xmalloc(sizeof(*nb) + cap);
+		nb->cap = cap;
+		nb->off = 0;
+		if (b && need > a->block_size) {
+			/* oversized block goes behind the current one so its free space stays usable */
+			nb->next = b->next;
+			b->next = nb;
+			nb->off = need;
+			a->used += need;
+			memset(nb->data, 0, need);
+			*out = nb->data;
+			return SN_OK;
+		}
+		nb->next = b;
+		a->head = nb;
+		b = nb;
+	}
+	void *p = b->data + b->off;
+	b->off += need;
+	a->used += need;
+	memset(p, 0, need);
+	*out = p;
+	return SN_OK;
+}
+
+enum sn_status sn_arena_dup(struct sn_arena *a, struct sn_slice in, struct sn_slice *out)
+{
+	void *p;
+	enum sn_status st = sn_arena_alloc(a, (size_t)in.len + 1, &p);
+	if (st != SN_OK) {
+		return st;
+	}
+	if (in.len) {
+		memcpy(p, in.ptr, in.len);
+	}
+	((uint8_t *)p)[in.len] = '\0';
+	out->ptr = p;
+	out->len = in.len;
+	return SN_OK;
+}

@@ -1,0 +1,88 @@
+/*
+ * sn_status.c - status names, slice comparison and diagnostics.
+ * Pure functions; no state.
+ */
+#include "config.h"
+
+#include "sipnab/sn_base.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *sn_status_str(enum sn_status st)
+{
+	switch (st) {
+	case SN_OK:
+		return "SN_OK";
+	case SN_ETRUNC:
+		return "SN_ETRUNC";
+	case SN_EPARSE:
+		return "SN_EPARSE";
+	case SN_ELIMIT:
+		return "SN_ELIMIT";
+	case SN_ENOTFOUND:
+		return "SN_ENOTFOUND";
+	case SN_ESTATE:
+		return "SN_ESTATE";
+	case SN_ESYS:
+		return "SN_ESYS";
+	}
+	return "SN_?";
+}
+
+static inline uint8_t lower(uint8_t c)
+{
+	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
+}
+
+bool sn_slice_eq_str(struct sn_slice s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s.len == n && (n == 0 || memcmp(s.ptr, lit, n) == 0);
+}
+
+bool sn_slice_caseeq_str(struct sn_slice s, const char *lit)
+{
+	size_t n = strlen(lit);
+	if (s.len != n) {
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (lower(s.ptr[i]) != lower((uint8_t)lit[i])) {
+			return false;
+		}
+	}
+	return true;
+}
+
+bool sn_slice_eq(struct sn_slice a, struct sn_slice b)
+{
+	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+bool sn_slice_caseeq(struct sn_slice a, struct sn_slice b)
+{
+	if (a.len != b.len) {
+		return false;
+	}
+	for (uint32_t i = 0; i < a.len; i++) {
+		if (lower(a.ptr[i]) != lower(b.ptr[i])) {
+			return false;
+		}
+	}
+	return true;
+}
+
+void sn_diag_set(struct sn_diag *diag, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!diag) {
+		return;
+	}
+	diag->err = err;
+	va_start(ap, fmt);
+	vsnprintf(diag->msg, sizeof(diag->msg), fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,3 @@
+#ifndef SIPNAB_CAP_DECODE_INT_H
+#define SIPNAB_CAP_DECODE_INT_H
+#endif
