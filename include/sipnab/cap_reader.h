@@ -78,14 +78,20 @@ struct cap_merge;
  */
 struct cap_merge *cap_merge_new(struct cap_reader **readers, size_t count);
 
+/** Called once for an input that ends early (SN_ETRUNC) or is corrupt (SN_EPARSE). */
+typedef void cap_merge_error_fn(void *user, uint32_t file_index, enum sn_status st,
+				const struct sn_diag *diag);
+
 /**
  * Next record in timestamp order over all inputs; rec->file_index tells which input.
  * @return SN_OK; SN_ENOTFOUND when every input is exhausted. A truncated or corrupt input
  *         ends that input only: @p on_error (may be NULL) is called once for it with its
  *         index and status, and the other inputs go on.
+ * @param m the merge
+ * @param rec receives the record
+ * @param on_error error callback (may be NULL)
+ * @param user passed to @p on_error
  */
-typedef void cap_merge_error_fn(void *user, uint32_t file_index, enum sn_status st,
-				const struct sn_diag *diag);
 enum sn_status cap_merge_next(struct cap_merge *m, struct cap_record *rec,
 			      cap_merge_error_fn *on_error, void *user);
 

@@ -21,13 +21,19 @@ struct cap_sctp_data {
 typedef void cap_sctp_data_fn(void *user, const struct cap_packet *pkt,
 			      const struct cap_sctp_data *chunk);
 
+struct cap_sctp_reasm;
+
 /**
  * Walk the chunks of an SCTP packet (pkt->payload starts after the 12-byte common header).
  * Calls @p fn once per complete user message: unfragmented DATA chunks directly, fragmented
  * ones once reassembled through @p reasm (may be NULL: fragments are then counted and dropped).
- * @return SN_OK, or SN_EPARSE when a chunk length is invalid (chunks before it were delivered).
+ * @param reasm fragment reassembly state, or NULL
+ * @param pkt the decoded SCTP packet
+ * @param fn called per complete user message
+ * @param user passed to @p fn
+ * @return SN_OK; SN_EPARSE when a chunk length is invalid; SN_ETRUNC when the packet was cut
+ *         by the snap length inside a chunk. Chunks before the bad one were delivered.
  */
-struct cap_sctp_reasm;
 enum sn_status cap_sctp_walk(struct cap_sctp_reasm *reasm, const struct cap_packet *pkt,
 			     cap_sctp_data_fn *fn, void *user);
 

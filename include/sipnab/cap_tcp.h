@@ -31,7 +31,8 @@ struct cap_tcp_dir {
  * @param user the pointer given to cap_tcp_new
  * @param dir the direction (its app_* fields are the application's)
  * @param pkt the segment that made the bytes available (addresses and ports of this direction)
- * @param data,len every unconsumed in-order byte of the direction
+ * @param data every unconsumed in-order byte of the direction
+ * @param len bytes at @p data
  * @param gap true when bytes were lost just before data (the application should resync)
  * @return how many bytes from the start of data the application consumed (<= len)
  */

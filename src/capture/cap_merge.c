@@ -1,3 +1,165 @@
+/*
+ * cap_merge.c - timestamp-ordered merge of several capture readers.
+ *
+ * Each input contributes at most one pending record (its head) to a binary min-heap keyed by
+ * (ts_ns, file index), so equal timestamps come out in command-line order and records of one
+ * input keep their file order. Inputs whose timestamps go backwards are not re-sorted.
+ *
+ * The input whose record was returned last is advanced lazily, at the start of the next
+ * cap_merge_next() call: its reader may reuse the record's memory when it advances, and the
+ * record must stay valid until that call.
+ *
+ * An input that ends with SN_ETRUNC/SN_EPARSE is reported once through on_error and dropped;
+ * the others go on. It is never read again, so the callback cannot fire twice for it.
+ *
+ * Ownership: the merge owns its readers (freed by cap_merge_free()) and its arrays.
+ * Threading: one thread at a time; no global state.
+ */
 #include "config.h"
-/* placeholder until the module lands */
-typedef int sn_placeholder_unused_fn(void);
+
+#include "sipnab/cap_reader.h"
+
+#include <stdlib.h>
+
+struct cap_merge {
+	struct cap_reader **readers; /* owned, count entries; NULL entries are empty inputs */
+	size_t count;
+	struct cap_record *heads; /* heads[i]: pending record of input i */
+	uint32_t *heap;		  /* input indices, min-heap on (ts_ns, index) */
+	size_t heap_count;
+	size_t refill; /* input to advance before the next pop; SIZE_MAX if none */
+	bool started;  /* every input has been read once */
+};
+
+static bool cap_merge_less(const struct cap_merge *m, uint32_t a, uint32_t b)
+{
+	int64_t ta = m->heads[a].ts_ns;
+	int64_t tb = m->heads[b].ts_ns;
+
+	return ta < tb || (ta == tb && a < b);
+}
+
+static void cap_merge_sift_down(struct cap_merge *m, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1;
+		size_t best = i;
+		uint32_t tmp;
+
+		if (l < m->heap_count && cap_merge_less(m, m->heap[l], m->heap[best])) {
+			best = l;
+		}
+		if (l + 1 < m->heap_count && cap_merge_less(m, m->heap[l + 1], m->heap[best])) {
+			best = l + 1;
+		}
+		if (best == i) {
+			return;
+		}
+		tmp = m->heap[i];
+		m->heap[i] = m->heap[best];
+		m->heap[best] = tmp;
+		i = best;
+	}
+}
+
+static void cap_merge_push(struct cap_merge *m, uint32_t idx)
+{
+	size_t i = m->heap_count++;
+
+	m->heap[i] = idx;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		uint32_t tmp;
+
+		if (!cap_merge_less(m, m->heap[i], m->heap[parent])) {
+			break;
+		}
+		tmp = m->heap[i];
+		m->heap[i] = m->heap[parent];
+		m->heap[parent] = tmp;
+		i = parent;
+	}
+}
+
+/* Read the next record of input @p idx into its head and queue it, or retire the input. */
+static void cap_merge_fill(struct cap_merge *m, uint32_t idx, cap_merge_error_fn *on_error,
+			   void *user)
+{
+	struct cap_reader *r = m->readers[idx];
+	enum sn_status st;
+
+	if (!r) {
+		return;
+	}
+	st = cap_reader_next(r, &m->heads[idx]);
+	if (st == SN_OK) {
+		m->heads[idx].file_index = idx;
+		cap_merge_push(m, idx);
+		return;
+	}
+	if (st != SN_ENOTFOUND && on_error) {
+		on_error(user, idx, st, cap_reader_error(r));
+	}
+}
+
+struct cap_merge *cap_merge_new(struct cap_reader **readers, size_t count)
+{
+	struct cap_merge *m = sn_xcalloc(1, sizeof(*m));
+	size_t n = count ? count : 1;
+
+	m->readers = sn_xcalloc(n, sizeof(*m->readers));
+	m->heads = sn_xcalloc(n, sizeof(*m->heads));
+	m->heap = sn_xcalloc(n, sizeof(*m->heap));
+	for (size_t i = 0; i < count; i++) {
+		m->readers[i] = readers[i];
+	}
+	m->count = count;
+	m->refill = SIZE_MAX;
+	return m;
+}
+
+enum sn_status cap_merge_next(struct cap_merge *m, struct cap_record *rec,
+			      cap_merge_error_fn *on_error, void *user)
+{
+	uint32_t top;
+
+	if (!m->started) {
+		m->started = true;
+		for (size_t i = 0; i < m->count; i++) {
+			cap_merge_fill(m, (uint32_t)i, on_error, user);
+		}
+	} else if (m->refill != SIZE_MAX) {
+		uint32_t idx = (uint32_t)m->refill;
+
+		m->refill = SIZE_MAX;
+		cap_merge_fill(m, idx, on_error, user);
+	}
+	if (m->heap_count == 0) {
+		return SN_ENOTFOUND;
+	}
+	top = m->heap[0];
+	*rec = m->heads[top];
+	m->heap[0] = m->heap[--m->heap_count];
+	cap_merge_sift_down(m, 0);
+	m->refill = top;
+	return SN_OK;
+}
+
+const struct cap_reader *cap_merge_reader(const struct cap_merge *m, size_t i)
+{
+	return i < m->count ? m->readers[i] : NULL;
+}
+
+void cap_merge_free(struct cap_merge *m)
+{
+	if (!m) {
+		return;
+	}
+	for (size_t i = 0; i < m->count; i++) {
+		cap_reader_free(m->readers[i]);
+	}
+	free(m->readers);
+	free(m->heads);
+	free(m->heap);
+	free(m);
+}

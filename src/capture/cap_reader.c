@@ -1,3 +1,787 @@
+/*
+ * cap_reader.c - capture file input: pcap and pcapng, plain or gzip-compressed, from a path
+ * or from standard input.
+ *
+ * The whole input is made addressable as one byte range first:
+ *   - a regular uncompressed file is mapped read-only (MAP_PRIVATE, MADV_SEQUENTIAL) and the
+ *     records point into the mapping (zero-copy);
+ *   - standard input, pipes and other non-seekable files are read into a growing heap buffer;
+ *   - gzip input (magic 1f 8b, concatenated members allowed) is inflated into a heap buffer.
+ * Every record's data therefore stays valid until cap_reader_free(), which is stronger than
+ * the header promises (until the next cap_reader_next()); callers must not rely on more than
+ * the header says, because a later change will stream large inputs.
+ *
+ * Parsing then walks the range with a cursor (pos). Every length is checked against the
+ * bytes left before it is used. The hot path does no allocation and no system call.
+ *
+ * pcap: 24-byte file header, magic a1b2c3d4 (us), a1b23c4d (ns) or a1b2cd34 (Kuznetzov,
+ * 24-byte record headers), either byte order. pcapng: blocks (type, total length, body,
+ * total length); a Section Header Block fixes the byte order and clears the interface table;
+ * Interface Description Blocks append to it; EPB, SPB and OPB carry packets; other blocks are
+ * skipped by their length.
+ *
+ * States: OPEN --record--> OPEN (cap_reader_next returns SN_OK)
+ *         OPEN --clean end--> SN_ENOTFOUND (repeatable)
+ *         OPEN --short/corrupt input--> failed: err_st is SN_ETRUNC or SN_EPARSE and every
+ *         later call returns it; err tells the offset and reason.
+ *
+ * Ownership: the reader owns its mapping or heap buffer and its interface table.
+ * Threading: a reader belongs to one thread at a time; no global state.
+ * Parsing never logs and never asserts on input bytes.
+ */
 #include "config.h"
-/* placeholder until the module lands */
-typedef int sn_placeholder_unused_fn(void);
+
+#include "sipnab/cap_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#define CAP_NS_PER_SEC	   UINT64_C(1000000000)
+#define CAP_MAX_RECORD_LEN (256u * 1024u * 1024u) /* larger incl_len = corrupt header */
+#define CAP_MAX_BLOCK_LEN  (CAP_MAX_RECORD_LEN + 65536u)
+#define CAP_PCAP_HDR_LEN   24u
+#define CAP_PCAPNG_MIN_SHB 28u
+#define CAP_READ_CHUNK	   (1u << 20)
+
+#define CAP_PCAP_MAGIC_US  0xa1b2c3d4u
+#define CAP_PCAP_MAGIC_NS  0xa1b23c4du
+#define CAP_PCAP_MAGIC_KUZ 0xa1b2cd34u
+#define CAP_PCAPNG_SHB	   0x0a0d0d0au
+#define CAP_PCAPNG_BOM	   0x1a2b3c4du
+#define CAP_PCAPNG_IDB	   1u
+#define CAP_PCAPNG_OPB	   2u
+#define CAP_PCAPNG_SPB	   3u
+#define CAP_PCAPNG_EPB	   6u
+#define CAP_OPT_ENDOFOPT   0u
+#define CAP_OPT_TSRESOL	   9u
+#define CAP_OPT_TSOFFSET   14u
+/* libpcap's LT_LINKTYPE(): the FCS length (bits 28-31) and its flag (bit 26) are dropped. */
+#define CAP_LINKTYPE_MASK 0x03ffffffu
+
+enum cap_format {
+	CAP_FMT_PCAP,
+	CAP_FMT_PCAPNG,
+};
+
+/* One pcapng interface: link type and the timestamp conversion precomputed from the IDB. */
+struct cap_iface {
+	uint32_t linktype;
+	uint32_t snaplen;
+	bool pow2;    /* if_tsresol is a power of 2: units = 2^-exp s */
+	uint8_t exp;  /* exponent of if_tsresol */
+	uint64_t mul; /* power of 10: ns = units * mul, or units / div when div != 0 */
+	uint64_t div;
+	uint64_t offset_ns; /* if_tsoffset in ns, two's complement */
+};
+
+struct cap_reader {
+	const uint8_t *buf; /* the whole (decompressed) input; mapped or heap */
+	size_t len;
+	size_t pos; /* offset of the next record or block */
+	void *map;  /* owned mapping, or NULL */
+	size_t map_len;
+	uint8_t *heap; /* owned heap copy, or NULL */
+	enum cap_format fmt;
+	bool gzip;
+	bool gz_broken;	      /* inflate stopped on corrupt or cut data */
+	bool be;	      /* pcap: header fields are big-endian; pcapng: section byte order */
+	bool pcap_ns;	      /* pcap: fraction is nanoseconds */
+	uint32_t rec_hdr_len; /* pcap: 16, or 24 for Kuznetzov */
+	uint32_t linktype;    /* pcap */
+	uint32_t snaplen;     /* pcap header or first IDB */
+	struct cap_iface *ifaces; /* pcapng: current section's interfaces; owned */
+	uint32_t iface_count;
+	uint32_t iface_cap;
+	int64_t last_ts_ns;    /* for SPB, which has no timestamp */
+	enum sn_status err_st; /* SN_OK while readable */
+	struct sn_diag err;
+};
+
+static inline uint32_t cap_rd32(const struct cap_reader *r, const uint8_t *p)
+{
+	return r->be ? sn_be32(p) : sn_le32(p);
+}
+
+static inline uint16_t cap_rd16(const struct cap_reader *r, const uint8_t *p)
+{
+	return r->be ? sn_be16(p) : sn_le16(p);
+}
+
+static uint64_t cap_rd64(const struct cap_reader *r, const uint8_t *p)
+{
+	uint64_t a = cap_rd32(r, p);
+	uint64_t b = cap_rd32(r, p + 4);
+
+	return r->be ? (a << 32) | b : (b << 32) | a;
+}
+
+/* ---------------------------------------------------------------- input loading */
+
+/* Read all of @p fd into a heap buffer. */
+static enum sn_status cap_read_all(int fd, uint8_t **out, size_t *out_len, struct sn_diag *diag)
+{
+	size_t cap = CAP_READ_CHUNK;
+	size_t n = 0;
+	uint8_t *b = sn_xmalloc(cap);
+
+	for (;;) {
+		ssize_t got;
+
+		if (cap - n < CAP_READ_CHUNK / 4) {
+			cap *= 2;
+			b = sn_xrealloc(b, cap);
+		}
+		got = read(fd, b + n, cap - n);
+		if (got < 0) {
+			int e = errno;
+
+			if (e == EINTR) {
+				continue;
+			}
+			free(b);
+			sn_diag_set(diag, e, "%s", strerror(e));
+			return SN_ESYS;
+		}
+		if (got == 0) {
+			break;
+		}
+		n += (size_t)got;
+	}
+	*out = b;
+	*out_len = n;
+	return SN_OK;
+}
+
+/*
+ * Inflate gzip data (one or more members). On corrupt or cut data the output so far is kept
+ * and *broken is set. Trailing bytes after a member that do not start another member are
+ * ignored, as gzip(1) does.
+ */
+static void cap_inflate(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len,
+			bool *broken)
+{
+	z_stream zs;
+	size_t cap = in_len > SIZE_MAX / 4 ? in_len : in_len * 4;
+	size_t in_used = 0;
+	size_t n = 0;
+	uint8_t *b;
+
+	if (cap < 65536) {
+		cap = 65536;
+	}
+	b = sn_xmalloc(cap);
+	*broken = false;
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+		*broken = true;
+		goto out;
+	}
+	for (;;) {
+		size_t in_chunk;
+		size_t out_chunk;
+		int ret;
+
+		if (cap - n == 0) {
+			cap *= 2;
+			b = sn_xrealloc(b, cap);
+		}
+		in_chunk = SN_MIN(in_len - in_used, (size_t)UINT_MAX);
+		out_chunk = SN_MIN(cap - n, (size_t)UINT_MAX);
+		zs.next_in = (Bytef *)(uintptr_t)(in + in_used);
+		zs.avail_in = (uInt)in_chunk;
+		zs.next_out = b + n;
+		zs.avail_out = (uInt)out_chunk;
+		ret = inflate(&zs, Z_NO_FLUSH);
+		in_used += in_chunk - zs.avail_in;
+		n += out_chunk - zs.avail_out;
+		if (ret == Z_STREAM_END) {
+			if (in_len - in_used >= 2 && in[in_used] == 0x1f &&
+			    in[in_used + 1] == 0x8b) {
+				inflateReset(&zs);
+				continue;
+			}
+			break;
+		}
+		if (ret == Z_OK) {
+			continue;
+		}
+		if (ret == Z_BUF_ERROR && zs.avail_out == 0) {
+			continue;
+		}
+		/* Z_BUF_ERROR with input exhausted (cut), Z_DATA_ERROR, Z_NEED_DICT, Z_MEM_ERROR */
+		*broken = true;
+		break;
+	}
+	inflateEnd(&zs);
+out:
+	*out = b;
+	*out_len = n;
+}
+
+/* Take the input bytes: map a regular file, else read it into the heap. */
+static enum sn_status cap_load(struct cap_reader *r, const char *path, struct sn_diag *diag)
+{
+	struct stat st;
+	enum sn_status ret = SN_OK;
+	int fd;
+
+	if (strcmp(path, "-") == 0) {
+		return cap_read_all(STDIN_FILENO, &r->heap, &r->len, diag);
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		sn_diag_set(diag, e, "%s", strerror(e));
+		return SN_ESYS;
+	}
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+
+		sn_diag_set(diag, e, "%s", strerror(e));
+		ret = SN_ESYS;
+		goto out_close;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		sn_diag_set(diag, EISDIR, "%s", strerror(EISDIR));
+		ret = SN_ESYS;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+		/* pipes, character devices, /proc files that claim size 0 */
+		ret = cap_read_all(fd, &r->heap, &r->len, diag);
+		goto out_close;
+	}
+	if ((uint64_t)st.st_size > SIZE_MAX) {
+		sn_diag_set(diag, EFBIG, "%s", strerror(EFBIG));
+		ret = SN_ESYS;
+		goto out_close;
+	}
+	r->map_len = (size_t)st.st_size;
+	r->map = mmap(NULL, r->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (r->map == MAP_FAILED) {
+		int e = errno;
+
+		r->map = NULL;
+		r->map_len = 0;
+		/* some file systems cannot map: fall back to reading */
+		if (e == ENODEV || e == EINVAL || e == EACCES) {
+			ret = cap_read_all(fd, &r->heap, &r->len, diag);
+			goto out_close;
+		}
+		sn_diag_set(diag, e, "%s", strerror(e));
+		ret = SN_ESYS;
+		goto out_close;
+	}
+	(void)madvise(r->map, r->map_len, MADV_SEQUENTIAL);
+	r->len = r->map_len;
+out_close:
+	close(fd);
+	return ret;
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static enum sn_status cap_fail(struct cap_reader *r, enum sn_status st, uint64_t off)
+{
+	r->err_st = st;
+	r->err.err = 0;
+	r->err.offset = off;
+	return st;
+}
+
+/* The input ends inside a record or block that starts at @p off and needs @p need bytes. */
+static enum sn_status cap_fail_short(struct cap_reader *r, size_t off, uint64_t need)
+{
+	uint64_t missing = need - (uint64_t)(r->len - off);
+
+	sn_diag_set(&r->err, 0,
+		    "file ends inside a record at byte offset %zu (%llu bytes missing)%s", off,
+		    (unsigned long long)missing,
+		    r->gz_broken ? "; the gzip stream is corrupt or truncated" : "");
+	return cap_fail(r, SN_ETRUNC, off);
+}
+
+/* Clean end of the bytes we have: a broken gzip stream still makes it a truncation. */
+static enum sn_status cap_end(struct cap_reader *r)
+{
+	if (r->gz_broken) {
+		sn_diag_set(&r->err, 0,
+			    "the gzip stream is corrupt or truncated after %zu decompressed bytes",
+			    r->len);
+		return cap_fail(r, SN_ETRUNC, r->len);
+	}
+	return SN_ENOTFOUND;
+}
+
+/* ---------------------------------------------------------------- pcap */
+
+static enum sn_status cap_pcap_next(struct cap_reader *r, struct cap_record *rec)
+{
+	size_t off = r->pos;
+	size_t left = r->len - off;
+	const uint8_t *h = r->buf + off;
+	uint32_t sec, frac, incl, orig;
+
+	if (left == 0) {
+		return cap_end(r);
+	}
+	if (left < r->rec_hdr_len) {
+		return cap_fail_short(r, off, r->rec_hdr_len);
+	}
+	sec = cap_rd32(r, h);
+	frac = cap_rd32(r, h + 4);
+	incl = cap_rd32(r, h + 8);
+	orig = cap_rd32(r, h + 12);
+	if (incl > CAP_MAX_RECORD_LEN) {
+		sn_diag_set(&r->err, 0,
+			    "corrupt record header at byte offset %zu (captured length %u > %u)",
+			    off, incl, CAP_MAX_RECORD_LEN);
+		return cap_fail(r, SN_EPARSE, off);
+	}
+	if (left - r->rec_hdr_len < incl) {
+		return cap_fail_short(r, off, (uint64_t)r->rec_hdr_len + incl);
+	}
+	rec->ts_ns = (int64_t)((uint64_t)sec * CAP_NS_PER_SEC +
+			       (r->pcap_ns ? (uint64_t)frac : (uint64_t)frac * 1000u));
+	rec->caplen = incl;
+	rec->origlen = orig < incl ? incl : orig;
+	rec->linktype = r->linktype;
+	rec->ifindex = 0;
+	rec->file_index = 0;
+	rec->offset = off;
+	rec->data = h + r->rec_hdr_len;
+	r->pos = off + r->rec_hdr_len + incl;
+	return SN_OK;
+}
+
+/* ---------------------------------------------------------------- pcapng */
+
+static const uint64_t cap_pow10[20] = {
+	UINT64_C(1),
+	UINT64_C(10),
+	UINT64_C(100),
+	UINT64_C(1000),
+	UINT64_C(10000),
+	UINT64_C(100000),
+	UINT64_C(1000000),
+	UINT64_C(10000000),
+	UINT64_C(100000000),
+	UINT64_C(1000000000),
+	UINT64_C(10000000000),
+	UINT64_C(100000000000),
+	UINT64_C(1000000000000),
+	UINT64_C(10000000000000),
+	UINT64_C(100000000000000),
+	UINT64_C(1000000000000000),
+	UINT64_C(10000000000000000),
+	UINT64_C(100000000000000000),
+	UINT64_C(1000000000000000000),
+	UINT64_C(10000000000000000000),
+};
+
+/* Set the timestamp resolution from an if_tsresol byte. */
+static void cap_iface_set_tsresol(struct cap_iface *ifc, uint8_t v)
+{
+	ifc->pow2 = (v & 0x80) != 0;
+	ifc->exp = v & 0x7f;
+	ifc->mul = 0;
+	ifc->div = 0;
+	if (ifc->pow2) {
+		return;
+	}
+	if (ifc->exp <= 9) {
+		ifc->mul = cap_pow10[9 - ifc->exp];
+	} else if (ifc->exp - 9 < (int)SN_ARRAY_SIZE(cap_pow10)) {
+		ifc->div = cap_pow10[ifc->exp - 9];
+	}
+	/* else: units finer than 10^-28 s; every count is below 1 ns (mul = div = 0) */
+}
+
+/* Units of if_tsresol to ns plus if_tsoffset; arithmetic wraps instead of overflowing. */
+static int64_t cap_iface_ts(const struct cap_iface *ifc, uint64_t units)
+{
+	uint64_t ns;
+
+	if (ifc->pow2) {
+		unsigned int p = ifc->exp;
+		uint64_t whole = p >= 64 ? 0 : units >> p;
+		uint64_t frac = p >= 64 ? units : units & ((UINT64_C(1) << p) - 1);
+
+		if (p > 32) {
+			/* keep frac * 10^9 below 2^64: drop sub-ns bits first */
+			frac = p - 32 >= 64 ? 0 : frac >> (p - 32);
+			p = 32;
+		}
+		ns = whole * CAP_NS_PER_SEC + ((frac * CAP_NS_PER_SEC) >> p);
+	} else if (ifc->div != 0) {
+		ns = units / ifc->div;
+	} else {
+		ns = units * ifc->mul;
+	}
+	return (int64_t)(ns + ifc->offset_ns);
+}
+
+/* Parse an IDB body (after type and length; @p body_len excludes the trailing length). */
+static enum sn_status cap_pcapng_idb(struct cap_reader *r, size_t off, const uint8_t *body,
+				     uint32_t body_len)
+{
+	struct cap_iface *ifc;
+	uint32_t i;
+
+	if (body_len < 8) {
+		sn_diag_set(&r->err, 0, "corrupt interface description block at byte offset %zu",
+			    off);
+		return cap_fail(r, SN_EPARSE, off);
+	}
+	if (r->iface_count == r->iface_cap) {
+		r->iface_cap = r->iface_cap ? r->iface_cap * 2 : 4;
+		r->ifaces = sn_xrealloc(r->ifaces, r->iface_cap * sizeof(*r->ifaces));
+	}
+	ifc = &r->ifaces[r->iface_count++];
+	memset(ifc, 0, sizeof(*ifc));
+	ifc->linktype = cap_rd16(r, body);
+	ifc->snaplen = cap_rd32(r, body + 4);
+	cap_iface_set_tsresol(ifc, 6);
+	/* options; malformed options end the option list without failing the block */
+	for (i = 8; body_len - i >= 4;) {
+		uint16_t code = cap_rd16(r, body + i);
+		uint16_t vlen = cap_rd16(r, body + i + 2);
+		uint32_t padded = ((uint32_t)vlen + 3u) & ~3u;
+
+		if (code == CAP_OPT_ENDOFOPT || body_len - i - 4 < padded) {
+			break;
+		}
+		if (code == CAP_OPT_TSRESOL && vlen >= 1) {
+			cap_iface_set_tsresol(ifc, body[i + 4]);
+		} else if (code == CAP_OPT_TSOFFSET && vlen >= 8) {
+			ifc->offset_ns = cap_rd64(r, body + i + 4) * CAP_NS_PER_SEC;
+		}
+		i += 4 + padded;
+	}
+	return SN_OK;
+}
+
+/*
+ * Start a section at @p off: byte order from the BOM, then the total length in that order.
+ * @return SN_OK with *total_len set, SN_ETRUNC or SN_EPARSE (r->err set).
+ */
+static enum sn_status cap_pcapng_shb(struct cap_reader *r, size_t off, uint32_t *total_len)
+{
+	const uint8_t *h = r->buf + off;
+	size_t left = r->len - off;
+	uint32_t bom;
+
+	if (left < 12) {
+		return cap_fail_short(r, off, 12);
+	}
+	bom = sn_le32(h + 8);
+	if (bom == CAP_PCAPNG_BOM) {
+		r->be = false;
+	} else if (sn_be32(h + 8) == CAP_PCAPNG_BOM) {
+		r->be = true;
+	} else {
+		sn_diag_set(&r->err, 0, "corrupt section header block at byte offset %zu", off);
+		return cap_fail(r, SN_EPARSE, off);
+	}
+	*total_len = cap_rd32(r, h + 4);
+	if (*total_len < CAP_PCAPNG_MIN_SHB) {
+		sn_diag_set(&r->err, 0,
+			    "corrupt section header block at byte offset %zu (length %u)", off,
+			    *total_len);
+		return cap_fail(r, SN_EPARSE, off);
+	}
+	if (left >= 14 && cap_rd16(r, h + 12) != 1) {
+		sn_diag_set(&r->err, 0, "unsupported pcapng version %u at byte offset %zu",
+			    cap_rd16(r, h + 12), off);
+		return cap_fail(r, SN_EPARSE, off);
+	}
+	r->iface_count = 0;
+	return SN_OK;
+}
+
+static enum sn_status cap_pcapng_next(struct cap_reader *r, struct cap_record *rec)
+{
+	for (;;) {
+		size_t off = r->pos;
+		size_t left = r->len - off;
+		const uint8_t *h = r->buf + off;
+		const uint8_t *body;
+		uint32_t type, total, body_len;
+		uint32_t ifid, caplen, origlen;
+		uint64_t units;
+		const struct cap_iface *ifc;
+		enum sn_status st;
+
+		if (left == 0) {
+			return cap_end(r);
+		}
+		if (left < 8) {
+			return cap_fail_short(r, off, 12);
+		}
+		type = cap_rd32(r, h);
+		if (type == CAP_PCAPNG_SHB) {
+			st = cap_pcapng_shb(r, off, &total);
+			if (st != SN_OK) {
+				return st;
+			}
+		} else {
+			total = cap_rd32(r, h + 4);
+		}
+		if (total < 12 || (total & 3) != 0 || total > CAP_MAX_BLOCK_LEN) {
+			sn_diag_set(&r->err, 0,
+				    "corrupt block header at byte offset %zu (block length %u)",
+				    off, total);
+			return cap_fail(r, SN_EPARSE, off);
+		}
+		if (left < total) {
+			return cap_fail_short(r, off, total);
+		}
+		if (cap_rd32(r, h + total - 4) != total) {
+			sn_diag_set(&r->err, 0,
+				    "corrupt block at byte offset %zu (trailing length %u != %u)",
+				    off, cap_rd32(r, h + total - 4), total);
+			return cap_fail(r, SN_EPARSE, off);
+		}
+		r->pos = off + total;
+		body = h + 8;
+		body_len = total - 12;
+		switch (type) {
+		case CAP_PCAPNG_IDB:
+			st = cap_pcapng_idb(r, off, body, body_len);
+			if (st != SN_OK) {
+				return st;
+			}
+			continue;
+		case CAP_PCAPNG_EPB:
+		case CAP_PCAPNG_OPB:
+			if (body_len < 20) {
+				goto bad_block;
+			}
+			if (type == CAP_PCAPNG_EPB) {
+				ifid = cap_rd32(r, body);
+			} else {
+				ifid = cap_rd16(r, body);
+			}
+			units = ((uint64_t)cap_rd32(r, body + 4) << 32) | cap_rd32(r, body + 8);
+			caplen = cap_rd32(r, body + 12);
+			origlen = cap_rd32(r, body + 16);
+			if (caplen > body_len - 20) {
+				goto bad_block;
+			}
+			if (ifid >= r->iface_count) {
+				sn_diag_set(
+					&r->err, 0,
+					"packet block at byte offset %zu uses undefined interface %u",
+					off, ifid);
+				return cap_fail(r, SN_EPARSE, off);
+			}
+			ifc = &r->ifaces[ifid];
+			rec->ts_ns = cap_iface_ts(ifc, units);
+			rec->data = body + 20;
+			break;
+		case CAP_PCAPNG_SPB:
+			if (body_len < 4) {
+				goto bad_block;
+			}
+			if (r->iface_count == 0) {
+				sn_diag_set(
+					&r->err, 0,
+					"simple packet block at byte offset %zu without an interface",
+					off);
+				return cap_fail(r, SN_EPARSE, off);
+			}
+			ifid = 0;
+			ifc = &r->ifaces[0];
+			origlen = cap_rd32(r, body);
+			caplen = SN_MIN(origlen, body_len - 4);
+			if (ifc->snaplen != 0) {
+				caplen = SN_MIN(caplen, ifc->snaplen);
+			}
+			rec->ts_ns = r->last_ts_ns;
+			rec->data = body + 4;
+			break;
+		default:
+			/* SHB, NRB, ISB, DSB, custom and unknown blocks */
+			continue;
+		}
+		rec->caplen = caplen;
+		rec->origlen = origlen < caplen ? caplen : origlen;
+		rec->linktype = ifc->linktype;
+		rec->ifindex = ifid;
+		rec->file_index = 0;
+		rec->offset = off;
+		r->last_ts_ns = rec->ts_ns;
+		return SN_OK;
+bad_block:
+		sn_diag_set(&r->err, 0, "corrupt packet block at byte offset %zu", off);
+		return cap_fail(r, SN_EPARSE, off);
+	}
+}
+
+/*
+ * Snap length of the first IDB for cap_reader_snaplen(): walk the first blocks of the first
+ * section with a throw-away copy of the cursor, bounded, without touching r's state.
+ */
+static uint32_t cap_pcapng_first_snaplen(const struct cap_reader *r)
+{
+	struct cap_reader tmp = *r;
+	size_t pos = 0;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		size_t left = r->len - pos;
+		const uint8_t *h = r->buf + pos;
+		uint32_t type, total;
+
+		if (left < 12) {
+			break;
+		}
+		if (sn_le32(h) == CAP_PCAPNG_SHB) {
+			if (i > 0) {
+				break;
+			}
+			tmp.be = sn_be32(h + 8) == CAP_PCAPNG_BOM;
+		}
+		type = cap_rd32(&tmp, h);
+		total = cap_rd32(&tmp, h + 4);
+		if (total < 12 || (total & 3) != 0 || total > left) {
+			break;
+		}
+		if (type == CAP_PCAPNG_IDB) {
+			return total >= 20 ? cap_rd32(&tmp, h + 12) : 0;
+		}
+		pos += total;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- public API */
+
+enum sn_status cap_reader_open(const char *path, struct cap_reader **out, struct sn_diag *diag)
+{
+	struct cap_reader *r = sn_xcalloc(1, sizeof(*r));
+	enum sn_status st;
+	uint32_t magic;
+
+	st = cap_load(r, path, diag);
+	if (st != SN_OK) {
+		goto out_free;
+	}
+	r->buf = r->map ? (const uint8_t *)r->map : r->heap;
+	if (r->len >= 2 && r->buf[0] == 0x1f && r->buf[1] == 0x8b) {
+		uint8_t *plain;
+		size_t plain_len;
+
+		cap_inflate(r->buf, r->len, &plain, &plain_len, &r->gz_broken);
+		if (r->map) {
+			munmap(r->map, r->map_len);
+			r->map = NULL;
+			r->map_len = 0;
+		}
+		free(r->heap);
+		r->heap = plain;
+		r->buf = plain;
+		r->len = plain_len;
+		r->gzip = true;
+		if (r->gz_broken && plain_len < CAP_PCAP_HDR_LEN) {
+			sn_diag_set(diag, 0, "corrupt gzip stream before any capture header");
+			st = SN_EPARSE;
+			goto out_free;
+		}
+	}
+	if (r->len < CAP_PCAP_HDR_LEN) {
+		goto out_not_capture;
+	}
+	magic = sn_le32(r->buf);
+	r->rec_hdr_len = 16;
+	if (magic == CAP_PCAP_MAGIC_US || magic == CAP_PCAP_MAGIC_NS ||
+	    magic == CAP_PCAP_MAGIC_KUZ) {
+		r->be = false;
+	} else {
+		magic = sn_be32(r->buf);
+		if (magic != CAP_PCAP_MAGIC_US && magic != CAP_PCAP_MAGIC_NS &&
+		    magic != CAP_PCAP_MAGIC_KUZ) {
+			magic = 0;
+		}
+		r->be = true;
+	}
+	if (magic != 0) {
+		r->fmt = CAP_FMT_PCAP;
+		r->pcap_ns = magic == CAP_PCAP_MAGIC_NS;
+		if (magic == CAP_PCAP_MAGIC_KUZ) {
+			r->rec_hdr_len = 24;
+		}
+		r->snaplen = cap_rd32(r, r->buf + 16);
+		r->linktype = cap_rd32(r, r->buf + 20) & CAP_LINKTYPE_MASK;
+		r->pos = CAP_PCAP_HDR_LEN;
+	} else if (sn_le32(r->buf) == CAP_PCAPNG_SHB && r->len >= CAP_PCAPNG_MIN_SHB &&
+		   (sn_le32(r->buf + 8) == CAP_PCAPNG_BOM ||
+		    sn_be32(r->buf + 8) == CAP_PCAPNG_BOM)) {
+		r->fmt = CAP_FMT_PCAPNG;
+		r->be = sn_be32(r->buf + 8) == CAP_PCAPNG_BOM;
+		r->pos = 0;
+		r->snaplen = cap_pcapng_first_snaplen(r);
+	} else {
+		goto out_not_capture;
+	}
+	*out = r;
+	return SN_OK;
+
+out_not_capture:
+	sn_diag_set(diag, 0, "not a pcap or pcapng file");
+	st = SN_EPARSE;
+out_free:
+	cap_reader_free(r);
+	return st;
+}
+
+enum sn_status cap_reader_next(struct cap_reader *r, struct cap_record *rec)
+{
+	if (r->err_st != SN_OK) {
+		return r->err_st;
+	}
+	if (r->fmt == CAP_FMT_PCAP) {
+		return cap_pcap_next(r, rec);
+	}
+	return cap_pcapng_next(r, rec);
+}
+
+const struct sn_diag *cap_reader_error(const struct cap_reader *r)
+{
+	return &r->err;
+}
+
+const char *cap_reader_format(const struct cap_reader *r)
+{
+	if (r->fmt == CAP_FMT_PCAP) {
+		return r->gzip ? "pcap+gzip" : "pcap";
+	}
+	return r->gzip ? "pcapng+gzip" : "pcapng";
+}
+
+uint32_t cap_reader_snaplen(const struct cap_reader *r)
+{
+	return r->snaplen;
+}
+
+void cap_reader_free(struct cap_reader *r)
+{
+	if (!r) {
+		return;
+	}
+	if (r->map) {
+		munmap(r->map, r->map_len);
+	}
+	free(r->heap);
+	free(r->ifaces);
+	free(r);
+}

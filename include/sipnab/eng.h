@@ -1,0 +1,74 @@
+/*
+ * eng.h - the analysis engine: takes capture records, decodes them, reassembles TCP, SCTP and
+ * WebSocket transports, finds SIP messages by content on any port and counts what it saw.
+ *
+ * One struct eng is one single-threaded pipeline instance (the future per-core workers each own
+ * one; their struct eng_stats are summed by eng_stats_merge()).
+ * Thread: an engine belongs to one thread. Ownership: the engine copies nothing it is given
+ * beyond the call, except TCP/SCTP/WebSocket bytes waiting for the rest of their message.
+ */
+#ifndef SIPNAB_ENG_H
+#define SIPNAB_ENG_H
+
+#include "sipnab/cap_reader.h"
+#include "sipnab/sn_base.h"
+
+#define ENG_MAX_METHOD_NAMES 64 /* distinct request methods counted by name */
+#define ENG_METHOD_NAME_LEN  32 /* longer method tokens are counted as "(long)" */
+
+struct eng_method_count {
+	char name[ENG_METHOD_NAME_LEN]; /* NUL-terminated method token */
+	uint64_t count;
+};
+
+/* What the engine saw; every field is a sum, so instances merge by addition. */
+struct eng_stats {
+	uint64_t packets;           /* records read */
+	uint64_t bytes;             /* sum of original (wire) lengths */
+	uint64_t sip_messages;      /* SIP messages parsed (requests + responses) */
+	uint64_t sip_packets;       /* records that completed at least one SIP message */
+	uint64_t rtp_packets;       /* UDP payloads that look like RTP */
+	uint64_t rtcp_packets;      /* UDP payloads that look like RTCP */
+	uint64_t other_packets;     /* everything else */
+	uint64_t decode_errors;     /* malformed link/IP/transport headers, SCTP chunks, WS frames */
+	uint64_t sip_errors;        /* payloads that started like SIP but did not parse */
+	uint64_t truncated_packets; /* records cut by the snap length */
+	int64_t first_ts_ns;        /* earliest record time; INT64_MAX when none */
+	int64_t last_ts_ns;         /* latest record time; INT64_MIN when none */
+	uint64_t sip_udp, sip_tcp, sip_ws, sip_sctp; /* SIP messages per transport */
+	uint64_t ip_fragments, ip_reassembled, frag_timeouts, tunnels;
+	uint64_t tcp_retransmissions, tcp_out_of_order, tcp_gaps;
+	uint64_t requests, responses;
+	uint64_t responses_by_code[700];    /* index = status code (100..699) */
+	uint32_t method_count;              /* entries used in methods */
+	struct eng_method_count methods[ENG_MAX_METHOD_NAMES];
+	uint64_t methods_other;             /* methods past ENG_MAX_METHOD_NAMES */
+};
+
+struct eng_config {
+	bool rtp_heuristic; /* count unannounced UDP payloads that look like RTP/RTCP */
+};
+
+struct eng;
+
+/** New engine; @p cfg may be NULL for defaults. */
+struct eng *eng_new(const struct eng_config *cfg);
+
+/** Process one record (any link type). Thread: the engine's thread. */
+void eng_packet(struct eng *e, const struct cap_record *rec);
+
+/** Flush transport state (TCP streams with buffered bytes); call once after the last record. */
+void eng_finish(struct eng *e);
+
+/** The counters so far. */
+const struct eng_stats *eng_stats(const struct eng *e);
+
+/** Initialise empty stats. */
+void eng_stats_init(struct eng_stats *s);
+
+/** Add @p src into @p dst (used to merge per-worker results). */
+void eng_stats_merge(struct eng_stats *dst, const struct eng_stats *src);
+
+void eng_free(struct eng *e);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * sip_int.h - character classes and small slice helpers shared by the files of src/sip.
+ * Private to src/sip.
+ */
+#ifndef SIPNAB_SIP_INT_H
+#define SIPNAB_SIP_INT_H
+
+#include "sipnab/sn_base.h"
+
+#define SIP_CT_TOKEN 0x01u /* RFC 3261 token: alnum and -.!%*_+`'~ */
+#define SIP_CT_WS    0x02u /* SP HT */
+#define SIP_CT_LWS   0x04u /* SP HT CR LF */
+#define SIP_CT_DIGIT 0x08u
+#define SIP_CT_HOST  0x10u /* alnum - . _ */
+#define SIP_CT_URIC  0x20u /* unreserved, reserved, %, [ ] */
+#define SIP_CT_ALPHA 0x40u
+
+extern const uint8_t sip_ctype[256];
+
+static inline bool sip_is(uint8_t c, unsigned cls)
+{
+	return (sip_ctype[c] & cls) != 0;
+}
+
+static inline uint8_t sip_lower(uint8_t c)
+{
+	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
+}
+
+/* Slice of [b, e). */
+static inline struct sn_slice sip_sl(const uint8_t *b, const uint8_t *e)
+{
+	struct sn_slice s = {b, (uint32_t)(e - b)};
+	return s;
+}
+
+/* Drop leading and trailing SP HT CR LF. */
+static inline struct sn_slice sip_trim(struct sn_slice s)
+{
+	const uint8_t *b = s.ptr;
+	const uint8_t *e = s.ptr + s.len;
+
+	if (!s.len) {
+		return s;
+	}
+	while (b < e && sip_is(*b, SIP_CT_LWS)) {
+		b++;
+	}
+	while (e > b && sip_is(e[-1], SIP_CT_LWS)) {
+		e--;
+	}
+	return sip_sl(b, e);
+}
+
+/* Skip SP HT CR LF from p up to e. */
+static inline const uint8_t *sip_skip_lws(const uint8_t *p, const uint8_t *e)
+{
+	while (p < e && sip_is(*p, SIP_CT_LWS)) {
+		p++;
+	}
+	return p;
+}
+
+/* True when every byte of s is a token character and s is non-empty. */
+bool sip_is_token(struct sn_slice s);
+
+/* True when the slice equals lit case-insensitively; lit has length n. */
+bool sip_caseeq_n(struct sn_slice s, const char *lit, size_t n);
+
+/* Strict decimal u32 without surrounding whitespace; leading zeros allowed. */
+bool sip_dec_u32(struct sn_slice s, uint32_t *out);
+
+/* Host [":" port] validation used by URIs and Via sent-by. */
+bool sip_hostport_split(struct sn_slice hp, struct sn_slice *host, uint16_t *port, bool *has_port,
+			bool *is_ipv6);
+
+#endif

@@ -1,0 +1,1064 @@
+/*
+ * check_cap_reader.c - tests for capture file input (cap_reader.c) and the timestamp merge
+ * (cap_merge.c). Captures are built byte by byte in memory, written to a private temp
+ * directory, and read back; every field of every record is checked.
+ */
+#include "config.h"
+
+#include "sipnab/cap_reader.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <zlib.h>
+
+/* ---------------------------------------------------------------- byte builder */
+
+struct tbuf {
+	uint8_t b[16384];
+	size_t n;
+	bool be;
+};
+
+static void put8(struct tbuf *t, uint8_t v)
+{
+	ck_assert_uint_lt(t->n, sizeof(t->b));
+	t->b[t->n++] = v;
+}
+
+static void put16(struct tbuf *t, uint16_t v)
+{
+	if (t->be) {
+		put8(t, (uint8_t)(v >> 8));
+		put8(t, (uint8_t)v);
+	} else {
+		put8(t, (uint8_t)v);
+		put8(t, (uint8_t)(v >> 8));
+	}
+}
+
+static void put32(struct tbuf *t, uint32_t v)
+{
+	if (t->be) {
+		put16(t, (uint16_t)(v >> 16));
+		put16(t, (uint16_t)v);
+	} else {
+		put16(t, (uint16_t)v);
+		put16(t, (uint16_t)(v >> 16));
+	}
+}
+
+static void put64(struct tbuf *t, uint64_t v)
+{
+	if (t->be) {
+		put32(t, (uint32_t)(v >> 32));
+		put32(t, (uint32_t)v);
+	} else {
+		put32(t, (uint32_t)v);
+		put32(t, (uint32_t)(v >> 32));
+	}
+}
+
+static void put_bytes(struct tbuf *t, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		put8(t, ((const uint8_t *)p)[i]);
+	}
+}
+
+static void pad4(struct tbuf *t)
+{
+	while (t->n % 4) {
+		put8(t, 0);
+	}
+}
+
+/* Payload of packet @p k: @p len bytes k, k+1, ... */
+static void put_payload(struct tbuf *t, uint8_t k, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i++) {
+		put8(t, (uint8_t)(k + i));
+	}
+}
+
+static void pcap_hdr(struct tbuf *t, uint32_t magic, uint32_t snaplen, uint32_t linktype)
+{
+	put32(t, magic);
+	put16(t, 2);
+	put16(t, 4);
+	put32(t, 0);
+	put32(t, 0);
+	put32(t, snaplen);
+	put32(t, linktype);
+}
+
+static void pcap_rec(struct tbuf *t, uint32_t sec, uint32_t frac, uint32_t incl, uint32_t orig,
+		     uint8_t k)
+{
+	put32(t, sec);
+	put32(t, frac);
+	put32(t, incl);
+	put32(t, orig);
+	put_payload(t, k, incl);
+}
+
+static size_t blk_begin(struct tbuf *t, uint32_t type)
+{
+	size_t start = t->n;
+
+	put32(t, type);
+	put32(t, 0); /* patched by blk_end */
+	return start;
+}
+
+static void blk_end(struct tbuf *t, size_t start)
+{
+	uint32_t len;
+	size_t save;
+
+	pad4(t);
+	len = (uint32_t)(t->n - start + 4);
+	put32(t, len);
+	save = t->n;
+	t->n = start + 4;
+	put32(t, len);
+	t->n = save;
+}
+
+static void png_shb(struct tbuf *t)
+{
+	size_t s = blk_begin(t, 0x0a0d0d0a);
+
+	put32(t, 0x1a2b3c4d);
+	put16(t, 1);
+	put16(t, 0);
+	put64(t, UINT64_MAX);
+	blk_end(t, s);
+}
+
+/* IDB with optional if_tsresol (tsresol >= 0) and if_tsoffset (has_off). */
+static void png_idb(struct tbuf *t, uint16_t link, uint32_t snaplen, int tsresol, bool has_off,
+		    int64_t tsoff)
+{
+	size_t s = blk_begin(t, 1);
+
+	put16(t, link);
+	put16(t, 0);
+	put32(t, snaplen);
+	put16(t, 2); /* if_description, to be skipped */
+	put16(t, 3);
+	put_bytes(t, "abc", 3);
+	pad4(t);
+	if (tsresol >= 0) {
+		put16(t, 9);
+		put16(t, 1);
+		put8(t, (uint8_t)tsresol);
+		pad4(t);
+	}
+	if (has_off) {
+		put16(t, 14);
+		put16(t, 8);
+		put64(t, (uint64_t)tsoff);
+	}
+	put16(t, 0);
+	put16(t, 0);
+	blk_end(t, s);
+}
+
+static size_t png_epb(struct tbuf *t, uint32_t ifid, uint64_t units, uint32_t caplen,
+		      uint32_t origlen, uint8_t k)
+{
+	size_t s = blk_begin(t, 6);
+
+	put32(t, ifid);
+	put32(t, (uint32_t)(units >> 32));
+	put32(t, (uint32_t)units);
+	put32(t, caplen);
+	put32(t, origlen);
+	put_payload(t, k, caplen);
+	blk_end(t, s);
+	return s;
+}
+
+static size_t png_spb(struct tbuf *t, uint32_t origlen, uint32_t data_len, uint8_t k)
+{
+	size_t s = blk_begin(t, 3);
+
+	put32(t, origlen);
+	put_payload(t, k, data_len);
+	blk_end(t, s);
+	return s;
+}
+
+static size_t png_opb(struct tbuf *t, uint16_t ifid, uint64_t units, uint32_t caplen,
+		      uint32_t origlen, uint8_t k)
+{
+	size_t s = blk_begin(t, 2);
+
+	put16(t, ifid);
+	put16(t, 0);
+	put32(t, (uint32_t)(units >> 32));
+	put32(t, (uint32_t)units);
+	put32(t, caplen);
+	put32(t, origlen);
+	put_payload(t, k, caplen);
+	blk_end(t, s);
+	return s;
+}
+
+static void png_unknown(struct tbuf *t, uint32_t type)
+{
+	size_t s = blk_begin(t, type);
+
+	put32(t, 0xdeadbeef);
+	put8(t, 1);
+	blk_end(t, s);
+}
+
+/* ---------------------------------------------------------------- temp files */
+
+static char tmpdir[256];
+static int tmp_seq;
+
+static void tmp_setup(void)
+{
+	const char *base = getenv("TMPDIR");
+	int n;
+
+	if (!base || !*base) {
+		base = "/tmp";
+	}
+	n = snprintf(tmpdir, sizeof(tmpdir), "%s/check_cap_reader.XXXXXX", base);
+	ck_assert(n > 0 && (size_t)n < sizeof(tmpdir));
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	tmp_seq = 0;
+}
+
+static void tmp_teardown(void)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *e;
+	char p[512];
+
+	if (!d) {
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.') {
+			continue;
+		}
+		snprintf(p, sizeof(p), "%s/%s", tmpdir, e->d_name);
+		unlink(p);
+	}
+	closedir(d);
+	rmdir(tmpdir);
+}
+
+/* Write @p len bytes to a new temp file; returns its path (static storage per call slot). */
+static const char *tmp_write(const void *data, size_t len)
+{
+	static char paths[16][512];
+	char *p = paths[tmp_seq % 16];
+	FILE *f;
+
+	snprintf(p, 512, "%s/f%d", tmpdir, tmp_seq++);
+	f = fopen(p, "wb");
+	ck_assert_ptr_nonnull(f);
+	if (len) {
+		ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	return p;
+}
+
+/* gzip @p data into a temp file, split into @p members gzip members. */
+static const char *tmp_write_gz(const void *data, size_t len, int members)
+{
+	const char *p = tmp_write("", 0);
+	size_t done = 0;
+
+	for (int m = 0; m < members; m++) {
+		size_t part = (m == members - 1) ? len - done : len / (size_t)members;
+		gzFile gz = gzopen(p, "ab");
+
+		ck_assert_ptr_nonnull(gz);
+		ck_assert_int_eq(gzwrite(gz, (const uint8_t *)data + done, (unsigned)part),
+				 (int)part);
+		ck_assert_int_eq(gzclose(gz), Z_OK);
+		done += part;
+	}
+	return p;
+}
+
+static bool payload_ok(const struct cap_record *rec, uint8_t k)
+{
+	for (uint32_t i = 0; i < rec->caplen; i++) {
+		if (rec->data[i] != (uint8_t)(k + i)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static void expect_rec(struct cap_reader *r, int64_t ts, uint32_t caplen, uint32_t origlen,
+		       uint32_t link, uint32_t ifindex, uint64_t offset, uint8_t k)
+{
+	struct cap_record rec;
+
+	memset(&rec, 0xa5, sizeof(rec));
+	ck_assert_int_eq(cap_reader_next(r, &rec), SN_OK);
+	ck_assert_int_eq(rec.ts_ns, ts);
+	ck_assert_uint_eq(rec.caplen, caplen);
+	ck_assert_uint_eq(rec.origlen, origlen);
+	ck_assert_uint_eq(rec.linktype, link);
+	ck_assert_uint_eq(rec.ifindex, ifindex);
+	ck_assert_uint_eq(rec.file_index, 0);
+	ck_assert_uint_eq(rec.offset, offset);
+	ck_assert(payload_ok(&rec, k));
+}
+
+static struct cap_reader *open_ok(const char *path)
+{
+	struct cap_reader *r = NULL;
+	struct sn_diag d;
+
+	memset(&d, 0, sizeof(d));
+	ck_assert_msg(cap_reader_open(path, &r, &d) == SN_OK, "open %s: %s", path, d.msg);
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+static size_t count_records(struct cap_reader *r, enum sn_status *end)
+{
+	struct cap_record rec;
+	enum sn_status st;
+	size_t n = 0;
+
+	while ((st = cap_reader_next(r, &rec)) == SN_OK) {
+		n++;
+	}
+	*end = st;
+	return n;
+}
+
+/* A three-record pcap; sizes 10, 20 (cut from 30 by snaplen), 5. */
+static void build_pcap(struct tbuf *t, bool be, uint32_t magic)
+{
+	memset(t, 0, sizeof(*t));
+	t->be = be;
+	pcap_hdr(t, magic, 20, 1 | 0xf4000000u); /* FCS bits must be ignored */
+	pcap_rec(t, 1700000000, 123456, 10, 10, 1);
+	pcap_rec(t, 1700000001, 999999, 20, 30, 2);
+	pcap_rec(t, 1700000002, 0, 5, 4, 3); /* caplen > origlen: origlen raised */
+}
+
+static void check_pcap_records(struct cap_reader *r, bool ns)
+{
+	int64_t m = ns ? 1 : 1000;
+	enum sn_status end;
+
+	ck_assert_uint_eq(cap_reader_snaplen(r), 20);
+	expect_rec(r, 1700000000LL * 1000000000 + 123456 * m, 10, 10, 1, 0, 24, 1);
+	expect_rec(r, 1700000001LL * 1000000000 + 999999 * m, 20, 30, 1, 0, 50, 2);
+	expect_rec(r, 1700000002LL * 1000000000, 5, 5, 1, 0, 86, 3);
+	ck_assert_uint_eq(count_records(r, &end), 0);
+	ck_assert_int_eq(end, SN_ENOTFOUND);
+	ck_assert_int_eq(cap_reader_next(r, &(struct cap_record){0}), SN_ENOTFOUND);
+}
+
+/* ---------------------------------------------------------------- pcap */
+
+START_TEST(test_cap_reader_reads_pcap_in_both_byte_orders_and_resolutions)
+{
+	static const uint32_t magics[2] = {0xa1b2c3d4u, 0xa1b23c4du};
+	struct tbuf t;
+
+	for (int be = 0; be < 2; be++) {
+		for (int i = 0; i < 2; i++) {
+			struct cap_reader *r;
+
+			build_pcap(&t, be, magics[i]);
+			r = open_ok(tmp_write(t.b, t.n));
+			ck_assert_str_eq(cap_reader_format(r), "pcap");
+			check_pcap_records(r, i == 1);
+			cap_reader_free(r);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_cap_reader_reads_kuznetzov_pcap_with_long_record_headers)
+{
+	struct tbuf t = {.be = false};
+	struct cap_reader *r;
+	enum sn_status end;
+
+	pcap_hdr(&t, 0xa1b2cd34u, 65535, 101);
+	put32(&t, 10);
+	put32(&t, 5);
+	put32(&t, 4);
+	put32(&t, 4);
+	put32(&t, 7); /* ifindex, protocol, pkt_type, pad */
+	put32(&t, 0);
+	put_payload(&t, 9, 4);
+	r = open_ok(tmp_write(t.b, t.n));
+	expect_rec(r, 10000005000LL, 4, 4, 101, 0, 24, 9);
+	ck_assert_uint_eq(count_records(r, &end), 0);
+	ck_assert_int_eq(end, SN_ENOTFOUND);
+	cap_reader_free(r);
+}
+END_TEST
+
+START_TEST(test_cap_reader_reads_header_only_pcap_as_empty)
+{
+	struct tbuf t = {.be = false};
+	struct cap_reader *r;
+	enum sn_status end;
+
+	pcap_hdr(&t, 0xa1b2c3d4u, 0, 1);
+	r = open_ok(tmp_write(t.b, t.n));
+	ck_assert_uint_eq(count_records(r, &end), 0);
+	ck_assert_int_eq(end, SN_ENOTFOUND);
+	cap_reader_free(r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- pcapng */
+
+struct png_layout {
+	size_t epb0, epb1, spb, opb, epb2, epb3;
+};
+
+/* Section 1 in byte order @p be, section 2 in the other one. */
+static void build_pcapng(struct tbuf *t, bool be, struct png_layout *lay)
+{
+	memset(t, 0, sizeof(*t));
+	t->be = be;
+	png_shb(t);
+	png_idb(t, 1, 8, 9, false, 0);		  /* ethernet, ns */
+	png_idb(t, 101, 0, 0x80 | 10, true, 100); /* raw, 2^-10 s, +100 s */
+	png_unknown(t, 0x0bad);
+	lay->epb0 = png_epb(t, 0, 1700000000123456789ULL, 6, 60, 1);
+	lay->epb1 = png_epb(t, 1, (UINT64_C(5) << 10) | 512, 7, 7, 2); /* 5.5 s + 100 s */
+	png_unknown(t, 5);					       /* ISB */
+	lay->spb = png_spb(t, 12, 12, 3);			       /* cut to snaplen 8 */
+	lay->opb = png_opb(t, 1, 1024 * 3 + 256, 3, 2, 4);	       /* caplen > origlen */
+	t->be = !be;
+	png_shb(t);
+	png_idb(t, 113, 1500, -1, false, 0); /* default resolution: us */
+	lay->epb2 = png_epb(t, 0, 1700000009000001ULL, 5, 5, 5);
+	lay->epb3 = png_epb(t, 0, 1700000009000002ULL, 0, 0, 6);
+}
+
+START_TEST(test_cap_reader_reads_pcapng_with_two_sections_and_all_packet_blocks)
+{
+	for (int be = 0; be < 2; be++) {
+		struct tbuf t;
+		struct png_layout lay;
+		struct cap_reader *r;
+		enum sn_status end;
+
+		build_pcapng(&t, be, &lay);
+		r = open_ok(tmp_write(t.b, t.n));
+		ck_assert_str_eq(cap_reader_format(r), "pcapng");
+		ck_assert_uint_eq(cap_reader_snaplen(r), 8);
+		expect_rec(r, 1700000000123456789LL, 6, 60, 1, 0, lay.epb0, 1);
+		expect_rec(r, 105500000000LL, 7, 7, 101, 1, lay.epb1, 2);
+		expect_rec(r, 105500000000LL, 8, 12, 1, 0, lay.spb, 3);
+		expect_rec(r, 103250000000LL, 3, 3, 101, 1, lay.opb, 4);
+		expect_rec(r, 1700000009000001000LL, 5, 5, 113, 0, lay.epb2, 5);
+		expect_rec(r, 1700000009000002000LL, 0, 0, 113, 0, lay.epb3, 6);
+		ck_assert_uint_eq(count_records(r, &end), 0);
+		ck_assert_int_eq(end, SN_ENOTFOUND);
+		cap_reader_free(r);
+	}
+}
+END_TEST
+
+START_TEST(test_cap_reader_converts_fine_and_coarse_pcapng_resolutions)
+{
+	struct tbuf t = {.be = false};
+	struct cap_reader *r;
+	size_t off[5];
+
+	png_shb(&t);
+	png_idb(&t, 1, 0, 12, false, 0);	/* ps */
+	png_idb(&t, 1, 0, 0, true, -10);	/* s, -10 s */
+	png_idb(&t, 1, 0, 0x80 | 40, false, 0); /* 2^-40 s */
+	png_idb(&t, 1, 0, 0x80 | 100, false, 0);
+	png_idb(&t, 1, 0, 40, false, 0);
+	off[0] = png_epb(&t, 0, UINT64_C(1234567890123456789), 0, 0, 0);
+	off[1] = png_epb(&t, 1, 1700000000, 0, 0, 0);
+	off[2] = png_epb(&t, 2, (UINT64_C(3) << 40) | (UINT64_C(1) << 39), 0, 0, 0);
+	off[3] = png_epb(&t, 3, UINT64_MAX, 0, 0, 0);
+	off[4] = png_epb(&t, 4, UINT64_MAX, 0, 0, 0);
+	ck_assert_uint_eq(off[0], 240);
+	r = open_ok(tmp_write(t.b, t.n));
+	expect_rec(r, 1234567890123456LL, 0, 0, 1, 0, off[0], 0);
+	expect_rec(r, 1699999990000000000LL, 0, 0, 1, 1, off[1], 0);
+	expect_rec(r, 3500000000LL, 0, 0, 1, 2, off[2], 0);
+	expect_rec(r, 0, 0, 0, 1, 3, off[3], 0);
+	expect_rec(r, 0, 0, 0, 1, 4, off[4], 0);
+	cap_reader_free(r);
+}
+END_TEST
+
+START_TEST(test_cap_reader_rejects_packet_block_for_undefined_interface)
+{
+	struct tbuf t = {.be = false};
+	struct cap_reader *r;
+	size_t off;
+
+	png_shb(&t);
+	png_idb(&t, 1, 0, -1, false, 0);
+	ck_assert_uint_eq(png_epb(&t, 0, 1, 1, 1, 0), 60);
+	off = png_epb(&t, 1, 1, 1, 1, 0);
+	r = open_ok(tmp_write(t.b, t.n));
+	expect_rec(r, 1000, 1, 1, 1, 0, 60, 0);
+	ck_assert_int_eq(cap_reader_next(r, &(struct cap_record){0}), SN_EPARSE);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, off);
+	ck_assert_ptr_nonnull(strstr(cap_reader_error(r)->msg, "undefined interface 1"));
+	ck_assert_int_eq(cap_reader_next(r, &(struct cap_record){0}), SN_EPARSE);
+	cap_reader_free(r);
+}
+END_TEST
+
+START_TEST(test_cap_reader_rejects_simple_packet_block_without_interface)
+{
+	struct tbuf t = {.be = true};
+	struct cap_reader *r;
+
+	png_shb(&t);
+	png_spb(&t, 4, 4, 0);
+	r = open_ok(tmp_write(t.b, t.n));
+	ck_assert_uint_eq(cap_reader_snaplen(r), 0);
+	ck_assert_int_eq(cap_reader_next(r, &(struct cap_record){0}), SN_EPARSE);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, 28);
+	cap_reader_free(r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- gzip */
+
+START_TEST(test_cap_reader_inflates_gzip_pcap_and_concatenated_members)
+{
+	struct tbuf t;
+
+	build_pcap(&t, false, 0xa1b2c3d4u);
+	for (int members = 1; members <= 3; members++) {
+		struct cap_reader *r = open_ok(tmp_write_gz(t.b, t.n, members));
+
+		ck_assert_str_eq(cap_reader_format(r), "pcap+gzip");
+		check_pcap_records(r, false);
+		cap_reader_free(r);
+	}
+}
+END_TEST
+
+START_TEST(test_cap_reader_inflates_gzip_pcapng)
+{
+	struct tbuf t;
+	struct png_layout lay;
+	struct cap_reader *r;
+	enum sn_status end;
+
+	build_pcapng(&t, true, &lay);
+	r = open_ok(tmp_write_gz(t.b, t.n, 1));
+	ck_assert_str_eq(cap_reader_format(r), "pcapng+gzip");
+	ck_assert_uint_eq(count_records(r, &end), 6);
+	ck_assert_int_eq(end, SN_ENOTFOUND);
+	cap_reader_free(r);
+}
+END_TEST
+
+/* Read a whole file into @p buf; returns its length. */
+static size_t slurp(const char *path, uint8_t *buf, size_t cap)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, cap, f);
+	ck_assert_uint_lt(n, cap);
+	fclose(f);
+	return n;
+}
+
+START_TEST(test_cap_reader_reports_cut_gzip_stream_as_truncation)
+{
+	static uint8_t gz[65536];
+	struct tbuf t = {.be = false};
+	struct cap_reader *r;
+	struct sn_diag d;
+	enum sn_status end;
+	size_t n, good;
+
+	/* large incompressible-ish records so the cut lands after some complete output */
+	pcap_hdr(&t, 0xa1b2c3d4u, 65535, 1);
+	for (uint32_t i = 0; i < 10; i++) {
+		put32(&t, i);
+		put32(&t, 0);
+		put32(&t, 1000);
+		put32(&t, 1000);
+		for (uint32_t j = 0; j < 1000; j++) {
+			put8(&t, (uint8_t)((j * 2654435761u + i * 40503u) >> 13));
+		}
+	}
+	n = slurp(tmp_write_gz(t.b, t.n, 1), gz, sizeof(gz));
+	r = open_ok(tmp_write(gz, n * 2 / 3));
+	good = count_records(r, &end);
+	ck_assert_uint_gt(good, 0);
+	ck_assert_uint_lt(good, 10);
+	ck_assert_int_eq(end, SN_ETRUNC);
+	ck_assert_ptr_nonnull(strstr(cap_reader_error(r)->msg, "gzip stream is corrupt"));
+	ck_assert_uint_eq(cap_reader_error(r)->offset, 24 + good * 1016);
+	cap_reader_free(r);
+
+	/* reserved deflate block type right after the 10-byte gzip header: nothing usable */
+	gz[10] |= 0x06;
+	r = NULL;
+	ck_assert_int_eq(cap_reader_open(tmp_write(gz, 40), &r, &d), SN_EPARSE);
+	ck_assert_ptr_null(r);
+	ck_assert_str_eq(d.msg, "corrupt gzip stream before any capture header");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- truncation, corruption */
+
+START_TEST(test_cap_reader_returns_complete_records_then_truncation_offset)
+{
+	struct tbuf t;
+	struct cap_reader *r;
+	enum sn_status end;
+
+	build_pcap(&t, false, 0xa1b2c3d4u);
+	/* record 3 starts at 86 and is 16 + 5 bytes: cut 2 data bytes short */
+	r = open_ok(tmp_write(t.b, t.n - 2));
+	expect_rec(r, 1700000000123456000LL, 10, 10, 1, 0, 24, 1);
+	expect_rec(r, 1700000001999999000LL, 20, 30, 1, 0, 50, 2);
+	ck_assert_int_eq(cap_reader_next(r, &(struct cap_record){0}), SN_ETRUNC);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, 86);
+	ck_assert_str_eq(cap_reader_error(r)->msg,
+			 "file ends inside a record at byte offset 86 (2 bytes missing)");
+	ck_assert_int_eq(cap_reader_next(r, &(struct cap_record){0}), SN_ETRUNC);
+	cap_reader_free(r);
+
+	/* cut inside the record header */
+	r = open_ok(tmp_write(t.b, 86 + 10));
+	ck_assert_uint_eq(count_records(r, &end), 2);
+	ck_assert_int_eq(end, SN_ETRUNC);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, 86);
+	ck_assert_str_eq(cap_reader_error(r)->msg,
+			 "file ends inside a record at byte offset 86 (6 bytes missing)");
+	cap_reader_free(r);
+}
+END_TEST
+
+START_TEST(test_cap_reader_reports_truncated_pcapng_block)
+{
+	struct tbuf t;
+	struct png_layout lay;
+	struct cap_reader *r;
+	enum sn_status end;
+
+	build_pcapng(&t, false, &lay);
+	r = open_ok(tmp_write(t.b, lay.epb3 + 20));
+	ck_assert_uint_eq(count_records(r, &end), 5);
+	ck_assert_int_eq(end, SN_ETRUNC);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, lay.epb3);
+	cap_reader_free(r);
+
+	r = open_ok(tmp_write(t.b, lay.epb3 + 5));
+	ck_assert_uint_eq(count_records(r, &end), 5);
+	ck_assert_int_eq(end, SN_ETRUNC);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, lay.epb3);
+	cap_reader_free(r);
+}
+END_TEST
+
+START_TEST(test_cap_reader_rejects_corrupt_block_lengths_with_offset)
+{
+	struct tbuf t;
+	struct png_layout lay;
+	struct cap_reader *r;
+	enum sn_status end;
+	size_t at;
+
+	/* total length not a multiple of 4 */
+	build_pcapng(&t, false, &lay);
+	t.b[lay.spb + 4] = 13;
+	r = open_ok(tmp_write(t.b, t.n));
+	ck_assert_uint_eq(count_records(r, &end), 2);
+	ck_assert_int_eq(end, SN_EPARSE);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, lay.spb);
+	ck_assert_ptr_nonnull(strstr(cap_reader_error(r)->msg, "block length 13"));
+	cap_reader_free(r);
+
+	/* trailing length differs from the leading one */
+	build_pcapng(&t, true, &lay);
+	at = lay.opb - 1; /* last byte of the SPB's trailing length (big-endian) */
+	t.b[at] ^= 4;
+	r = open_ok(tmp_write(t.b, t.n));
+	ck_assert_uint_eq(count_records(r, &end), 2);
+	ck_assert_int_eq(end, SN_EPARSE);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, lay.spb);
+	cap_reader_free(r);
+
+	/* length below the minimum */
+	build_pcapng(&t, false, &lay);
+	t.b[lay.epb0 + 4] = 8;
+	r = open_ok(tmp_write(t.b, t.n));
+	ck_assert_uint_eq(count_records(r, &end), 0);
+	ck_assert_int_eq(end, SN_EPARSE);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, lay.epb0);
+	cap_reader_free(r);
+
+	/* EPB captured length larger than its block */
+	build_pcapng(&t, false, &lay);
+	t.b[lay.epb1 + 20] = 200;
+	r = open_ok(tmp_write(t.b, t.n));
+	ck_assert_uint_eq(count_records(r, &end), 1);
+	ck_assert_int_eq(end, SN_EPARSE);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, lay.epb1);
+	cap_reader_free(r);
+}
+END_TEST
+
+START_TEST(test_cap_reader_rejects_huge_pcap_record_length)
+{
+	struct tbuf t = {.be = true};
+	struct cap_reader *r;
+	enum sn_status end;
+
+	pcap_hdr(&t, 0xa1b2c3d4u, 65535, 1);
+	pcap_rec(&t, 1, 0, 4, 4, 0);
+	put32(&t, 2);
+	put32(&t, 0);
+	put32(&t, 256u * 1024 * 1024 + 1);
+	put32(&t, 10);
+	r = open_ok(tmp_write(t.b, t.n));
+	ck_assert_uint_eq(count_records(r, &end), 1);
+	ck_assert_int_eq(end, SN_EPARSE);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, 44);
+	cap_reader_free(r);
+}
+END_TEST
+
+START_TEST(test_cap_reader_rejects_files_that_are_not_captures)
+{
+	static const char text[] = "INVITE sip:bob@example.com SIP/2.0\r\nVia: x\r\n\r\n";
+	static const uint8_t shortpcap[10] = {0xd4, 0xc3, 0xb2, 0xa1};
+	struct cap_reader *r = NULL;
+	struct sn_diag d;
+
+	ck_assert_int_eq(cap_reader_open(tmp_write(text, sizeof(text) - 1), &r, &d), SN_EPARSE);
+	ck_assert_str_eq(d.msg, "not a pcap or pcapng file");
+	ck_assert_ptr_null(r);
+	ck_assert_int_eq(cap_reader_open(tmp_write("", 0), &r, &d), SN_EPARSE);
+	ck_assert_str_eq(d.msg, "not a pcap or pcapng file");
+	ck_assert_int_eq(cap_reader_open(tmp_write(shortpcap, sizeof(shortpcap)), &r, &d),
+			 SN_EPARSE);
+	ck_assert_str_eq(d.msg, "not a pcap or pcapng file");
+	ck_assert_int_eq(cap_reader_open(tmp_write(text, sizeof(text) - 1), &r, NULL), SN_EPARSE);
+	ck_assert_ptr_null(r);
+}
+END_TEST
+
+START_TEST(test_cap_reader_reports_system_errors_for_missing_file_and_directory)
+{
+	struct cap_reader *r = NULL;
+	struct sn_diag d;
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/does-not-exist.pcap", tmpdir);
+	ck_assert_int_eq(cap_reader_open(p, &r, &d), SN_ESYS);
+	ck_assert_int_eq(d.err, ENOENT);
+	ck_assert_str_eq(d.msg, strerror(ENOENT));
+	ck_assert_ptr_null(r);
+	ck_assert_int_eq(cap_reader_open(tmpdir, &r, &d), SN_ESYS);
+	ck_assert_int_eq(d.err, EISDIR);
+	ck_assert_str_eq(d.msg, strerror(EISDIR));
+	ck_assert_ptr_null(r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- stdin */
+
+/* In a child: fd 0 = @p path; open "-" and exit with the record count (or 100 + status). */
+static int child_count_stdin(const char *path, const char *format)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct cap_reader *r = NULL;
+		enum sn_status end;
+		int fd = open(path, O_RDONLY);
+		size_t n;
+
+		if (fd < 0 || dup2(fd, 0) < 0) {
+			_exit(99);
+		}
+		close(fd);
+		if (cap_reader_open("-", &r, NULL) != SN_OK) {
+			_exit(98);
+		}
+		if (strcmp(cap_reader_format(r), format) != 0) {
+			_exit(97);
+		}
+		n = count_records(r, &end);
+		cap_reader_free(r);
+		_exit(end == SN_ENOTFOUND ? (int)n : 100 + (int)end);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+START_TEST(test_cap_reader_reads_standard_input_plain_and_gzip)
+{
+	struct tbuf t;
+	struct png_layout lay;
+
+	build_pcap(&t, true, 0xa1b23c4du);
+	ck_assert_int_eq(child_count_stdin(tmp_write(t.b, t.n), "pcap"), 3);
+	ck_assert_int_eq(child_count_stdin(tmp_write_gz(t.b, t.n, 2), "pcap+gzip"), 3);
+	build_pcapng(&t, false, &lay);
+	ck_assert_int_eq(child_count_stdin(tmp_write(t.b, t.n), "pcapng"), 6);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- merge */
+
+struct err_log {
+	int calls;
+	uint32_t file_index;
+	enum sn_status st;
+	uint64_t offset;
+};
+
+static void on_merge_error(void *user, uint32_t file_index, enum sn_status st,
+			   const struct sn_diag *diag)
+{
+	struct err_log *log = user;
+
+	log->calls++;
+	log->file_index = file_index;
+	log->st = st;
+	log->offset = diag->offset;
+}
+
+static const char *pcap_with_times(const uint32_t *secs, size_t n, uint8_t k0, size_t cut)
+{
+	struct tbuf t = {.be = false};
+
+	pcap_hdr(&t, 0xa1b2c3d4u, 65535, 1);
+	for (size_t i = 0; i < n; i++) {
+		pcap_rec(&t, secs[i], 0, 4, 4, (uint8_t)(k0 + i));
+	}
+	return tmp_write(t.b, t.n - cut);
+}
+
+START_TEST(test_cap_merge_orders_records_by_time_and_keeps_file_order_on_ties)
+{
+	static const uint32_t a[] = {1, 3, 5, 5, 9};
+	static const uint32_t b[] = {2, 3, 4, 10};
+	static const uint32_t c[] = {0};
+	static const int64_t want_ts[] = {0, 1, 2, 3, 3, 4, 5, 5, 9, 10};
+	static const uint32_t want_file[] = {2, 0, 1, 0, 1, 1, 0, 0, 0, 1};
+	static const uint8_t want_k[] = {30, 10, 20, 11, 21, 22, 12, 13, 14, 23};
+	struct cap_reader *rs[3];
+	struct cap_merge *m;
+	struct cap_record rec;
+	struct err_log log = {0};
+	const uint8_t *prev_data = NULL;
+
+	rs[0] = open_ok(pcap_with_times(a, SN_ARRAY_SIZE(a), 10, 0));
+	rs[1] = open_ok(pcap_with_times(b, SN_ARRAY_SIZE(b), 20, 0));
+	rs[2] = open_ok(pcap_with_times(c, SN_ARRAY_SIZE(c), 30, 0));
+	m = cap_merge_new(rs, 3);
+	ck_assert_ptr_eq(cap_merge_reader(m, 1), rs[1]);
+	ck_assert_ptr_null(cap_merge_reader(m, 3));
+	for (size_t i = 0; i < SN_ARRAY_SIZE(want_ts); i++) {
+		ck_assert_int_eq(cap_merge_next(m, &rec, on_merge_error, &log), SN_OK);
+		ck_assert_int_eq(rec.ts_ns, want_ts[i] * 1000000000);
+		ck_assert_uint_eq(rec.file_index, want_file[i]);
+		ck_assert_uint_eq(rec.caplen, 4);
+		ck_assert(payload_ok(&rec, want_k[i]));
+		ck_assert_ptr_ne(rec.data, prev_data);
+		prev_data = rec.data;
+	}
+	ck_assert_int_eq(cap_merge_next(m, &rec, on_merge_error, &log), SN_ENOTFOUND);
+	ck_assert_int_eq(cap_merge_next(m, &rec, on_merge_error, &log), SN_ENOTFOUND);
+	ck_assert_int_eq(log.calls, 0);
+	cap_merge_free(m);
+}
+END_TEST
+
+START_TEST(test_cap_merge_reports_a_truncated_input_once_and_goes_on)
+{
+	static const uint32_t a[] = {1, 2, 3};
+	static const uint32_t b[] = {1, 4, 6, 8};
+	struct cap_reader *rs[2];
+	struct cap_merge *m;
+	struct cap_record rec;
+	struct err_log log = {0};
+	int n = 0;
+
+	rs[0] = open_ok(pcap_with_times(a, SN_ARRAY_SIZE(a), 10, 1)); /* third record cut */
+	rs[1] = open_ok(pcap_with_times(b, SN_ARRAY_SIZE(b), 20, 0));
+	m = cap_merge_new(rs, 2);
+	while (cap_merge_next(m, &rec, on_merge_error, &log) == SN_OK) {
+		n++;
+	}
+	ck_assert_int_eq(n, 6);
+	ck_assert_int_eq(log.calls, 1);
+	ck_assert_uint_eq(log.file_index, 0);
+	ck_assert_int_eq(log.st, SN_ETRUNC);
+	ck_assert_uint_eq(log.offset, 24 + 2 * 20);
+	ck_assert_int_eq(cap_merge_next(m, &rec, on_merge_error, &log), SN_ENOTFOUND);
+	ck_assert_int_eq(log.calls, 1);
+	cap_merge_free(m);
+	cap_merge_free(cap_merge_new(NULL, 0));
+}
+END_TEST
+
+/* ---------------------------------------------------------------- real captures */
+
+struct known_count {
+	const char *name;
+	size_t count;
+};
+
+/* Reference counts from `capinfos -c`. */
+static const struct known_count known_counts[] = {
+	{"heplify-FAX-Call-t38-CA-TDM-SIP-FB-1.pcap", 7217},
+	{"heplify-ipip0.pcap", 8},
+	{"heplify-sip_ipv4_tcp.pcap", 84},
+	{"heplify-sip_ipv4_tcp_fragmented.pcap", 1542},
+	{"heplify-sip_ipv4_tcp_retrans.pcap", 196},
+	{"heplify-sip_ipv6_udp.pcap", 6},
+	{"heplify-sip_sctp.pcap", 5},
+	{"heplify-sip_tcp_websocket.pcap", 61},
+	{"sngrep-aaa.pcap", 691},
+	{"sngrep-ipip.pcap", 4},
+	{"sngrep-ipv6frag.pcap", 34},
+	{"g711a.pcap", 236},
+	{"dtmf_2833_0.pcap", 10},
+};
+
+/* Read every .pcap in @p dir and check the known counts; returns the file count, -1 if absent. */
+static int read_dir_captures(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int files = 0;
+
+	if (!d) {
+		return -1; /* absent: skipped */
+	}
+	while ((e = readdir(d)) != NULL) {
+		size_t nl = strlen(e->d_name);
+		struct cap_reader *r;
+		enum sn_status end;
+		char p[1024];
+		size_t n;
+
+		if (nl < 5 || strcmp(e->d_name + nl - 5, ".pcap") != 0) {
+			continue;
+		}
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		r = open_ok(p);
+		n = count_records(r, &end);
+		ck_assert_msg(end == SN_ENOTFOUND, "%s: %s", p, cap_reader_error(r)->msg);
+		for (size_t i = 0; i < SN_ARRAY_SIZE(known_counts); i++) {
+			if (strcmp(known_counts[i].name, e->d_name) == 0) {
+				ck_assert_msg(n == known_counts[i].count, "%s: %zu records", p, n);
+			}
+		}
+		if (strncmp(e->d_name, "dtmf_2833_", 10) == 0) {
+			ck_assert_msg(n == 10, "%s: %zu records", p, n);
+		}
+		cap_reader_free(r);
+		files++;
+	}
+	closedir(d);
+	return files;
+}
+
+START_TEST(test_cap_reader_counts_records_of_shared_public_captures)
+{
+	const char *base = getenv("SIPNAB_SHARED");
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "%s/pcaps/public", base && *base ? base : "/work/shared");
+	ck_assert_int_ne(read_dir_captures(dir), 0);
+	ck_assert_int_ne(read_dir_captures("/usr/share/sip-tester"), 0);
+}
+END_TEST
+
+static Suite *cap_reader_suite(void)
+{
+	Suite *s = suite_create("cap_reader");
+	TCase *tc;
+
+#define CAP_TCASE(name)                                                 \
+	do {                                                            \
+		tc = tcase_create(name);                                \
+		tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown); \
+		suite_add_tcase(s, tc);                                 \
+	} while (0)
+
+	CAP_TCASE("pcap");
+	tcase_add_test(tc, test_cap_reader_reads_pcap_in_both_byte_orders_and_resolutions);
+	tcase_add_test(tc, test_cap_reader_reads_kuznetzov_pcap_with_long_record_headers);
+	tcase_add_test(tc, test_cap_reader_reads_header_only_pcap_as_empty);
+	CAP_TCASE("pcapng");
+	tcase_add_test(tc, test_cap_reader_reads_pcapng_with_two_sections_and_all_packet_blocks);
+	tcase_add_test(tc, test_cap_reader_converts_fine_and_coarse_pcapng_resolutions);
+	tcase_add_test(tc, test_cap_reader_rejects_packet_block_for_undefined_interface);
+	tcase_add_test(tc, test_cap_reader_rejects_simple_packet_block_without_interface);
+	CAP_TCASE("gzip");
+	tcase_add_test(tc, test_cap_reader_inflates_gzip_pcap_and_concatenated_members);
+	tcase_add_test(tc, test_cap_reader_inflates_gzip_pcapng);
+	tcase_add_test(tc, test_cap_reader_reports_cut_gzip_stream_as_truncation);
+	CAP_TCASE("truncation");
+	tcase_add_test(tc, test_cap_reader_returns_complete_records_then_truncation_offset);
+	tcase_add_test(tc, test_cap_reader_reports_truncated_pcapng_block);
+	CAP_TCASE("corruption");
+	tcase_add_test(tc, test_cap_reader_rejects_corrupt_block_lengths_with_offset);
+	tcase_add_test(tc, test_cap_reader_rejects_huge_pcap_record_length);
+	tcase_add_test(tc, test_cap_reader_rejects_files_that_are_not_captures);
+	CAP_TCASE("open_errors");
+	tcase_add_test(tc, test_cap_reader_reports_system_errors_for_missing_file_and_directory);
+	CAP_TCASE("stdin");
+	tcase_add_test(tc, test_cap_reader_reads_standard_input_plain_and_gzip);
+	CAP_TCASE("merge");
+	tcase_add_test(tc, test_cap_merge_orders_records_by_time_and_keeps_file_order_on_ties);
+	tcase_add_test(tc, test_cap_merge_reports_a_truncated_input_once_and_goes_on);
+	CAP_TCASE("real_captures");
+	tcase_add_test(tc, test_cap_reader_counts_records_of_shared_public_captures);
+	tcase_set_timeout(tc, 60);
+#undef CAP_TCASE
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(cap_reader_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,51 @@
+#!/bin/sh
+# Capture input as a user gives it: bad files, truncated files, gzip, stdin, several -I.
+. "$(dirname "$0")/lib.sh"
+S="$SIPNAB_CORPUS/pcap/sipp-g711-dtmf.pcap"
+
+# a file that is not a capture: one line naming the file, exit status 2
+"$SIPNAB_BIN" -N -I "$SIPNAB_SRCDIR/README" --report >"$TMPD/out" 2>"$TMPD/err"
+expect_eq "exit status for a non-capture" "$?" 2
+expect_eq "stderr lines for a non-capture" "$(wc -l <"$TMPD/err")" 1
+grep -q "README: not a pcap or pcapng file" "$TMPD/err" || fail "error does not name the file: $(cat "$TMPD/err")"
+"$SIPNAB_BIN" -N -I "$TMPD/does-not-exist.pcap" >"$TMPD/out" 2>"$TMPD/err"
+expect_eq "exit status for a missing file" "$?" 2
+grep -q "does-not-exist.pcap: No such file" "$TMPD/err" || fail "missing file error: $(cat "$TMPD/err")"
+: >"$TMPD/empty.pcap"
+"$SIPNAB_BIN" -N -I "$TMPD/empty.pcap" >"$TMPD/out" 2>"$TMPD/err"
+expect_eq "exit status for an empty file" "$?" 2
+
+# the whole sample, for reference
+"$SIPNAB_BIN" -N -I "$S" --report=json >"$TMPD/full.json" || fail "sample report failed"
+expect_eq "sample packets (capinfos -c)" "$(json_get "$TMPD/full.json" capture.packets)" 996
+expect_eq "sample SIP messages (tshark -z sip,stat)" "$(json_get "$TMPD/full.json" capture.sip_messages)" 12
+
+# truncated: cut inside the last record; a warning with the offset, exit 0, the rest reported
+size=$(wc -c <"$S")
+head -c $((size - 100)) "$S" >"$TMPD/cut.pcap"
+"$SIPNAB_BIN" -N -I "$TMPD/cut.pcap" --report=json >"$TMPD/cut.json" 2>"$TMPD/err"
+expect_eq "exit status for a truncated file" "$?" 0
+grep -q "cut.pcap: .*byte offset [0-9]" "$TMPD/err" || fail "no truncation warning: $(cat "$TMPD/err")"
+expect_eq "packets before the cut" "$(json_get "$TMPD/cut.json" capture.packets)" 995
+expect_eq "truncation listed in the report" "$(json_get "$TMPD/cut.json" capture.input_errors.0.error)" truncated
+
+# gzip and stdin give the same report as the plain file
+gzip -c "$S" >"$TMPD/s.pcap.gz"
+"$SIPNAB_BIN" -N -I "$TMPD/s.pcap.gz" --report=json >"$TMPD/gz.json"
+expect_eq "gzip packets" "$(json_get "$TMPD/gz.json" capture.packets)" 996
+expect_eq "gzip SIP" "$(json_get "$TMPD/gz.json" capture.sip_messages)" 12
+"$SIPNAB_BIN" -N -I - --report=json <"$S" >"$TMPD/stdin.json"
+expect_eq "stdin SIP" "$(json_get "$TMPD/stdin.json" capture.sip_messages)" 12
+expect_eq "stdin RTP" "$(json_get "$TMPD/stdin.json" capture.rtp_packets)" "$(json_get "$TMPD/full.json" capture.rtp_packets)"
+
+# two inputs are merged
+"$SIPNAB_BIN" -N -I "$S" -I "$TMPD/s.pcap.gz" --report=json >"$TMPD/two.json"
+expect_eq "two inputs packets" "$(json_get "$TMPD/two.json" capture.packets)" 1992
+expect_eq "two inputs files" "$(json_get "$TMPD/two.json" capture.files.1)" "$TMPD/s.pcap.gz"
+
+# usage errors
+"$SIPNAB_BIN" -N >"$TMPD/out" 2>&1
+expect_eq "exit status without input" "$?" 2
+"$SIPNAB_BIN" -N -I "$S" --report=xml >"$TMPD/out" 2>&1
+expect_eq "exit status for an unknown report format" "$?" 2
+finish

@@ -1,0 +1,48 @@
+# Shared helpers for the shell end-to-end tests (sourced). Set by `make check`:
+# SIPNAB_BIN, SIPNAB_CORPUS, SIPNAB_SRCDIR, SIPNAB_SHARED.
+set -u
+: "${SIPNAB_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${SIPNAB_BIN:=$SIPNAB_SRCDIR/build/sipnab}"
+: "${SIPNAB_CORPUS:=$SIPNAB_SRCDIR/corpus}"
+: "${SIPNAB_SHARED:=$SIPNAB_SRCDIR/../shared}"
+PUBLIC="$SIPNAB_SHARED/pcaps/public"
+fails=0
+checks=0
+TMPD=$(mktemp -d)
+trap 'rm -rf "$TMPD"' EXIT
+
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+
+pass() {
+	echo "ok: $*"
+}
+
+# expect_eq WHAT ACTUAL EXPECTED
+expect_eq() {
+	checks=$((checks + 1))
+	if [ "$2" = "$3" ]; then pass "$1 = $3"; else fail "$1: got '$2', expected '$3'"; fi
+}
+
+# json_get FILE KEY.PATH  (prints the value with python3's json module)
+json_get() {
+	python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    d=d[int(k)] if isinstance(d,list) else d[k]
+print(json.dumps(d) if isinstance(d,(dict,list)) else d)' "$1" "$2"
+}
+
+need_public() {
+	if [ ! -d "$PUBLIC" ]; then
+		echo "SKIP: $PUBLIC not present"
+		exit 77
+	fi
+}
+
+finish() {
+	echo "$checks checks, $fails failed"
+	[ "$fails" -eq 0 ]
+}
