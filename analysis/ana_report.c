@@ -1,22 +1,171 @@
 /*
- * ana_report.c - the headless report: the "capture" and SIP count parts of REPORT.md, as aligned
- * text or as one JSON document built with cJSON.
+ * ana_report.c - the headless report of REPORT.md over a finished struct eng_result.
  *
- * Determinism: methods are listed by count (descending), then name; response codes by code;
- * timestamps are printed with exactly six decimals (microseconds) through cJSON raw numbers so
- * that the same input gives byte-identical output however it was processed.
+ * Four outputs share the same derived values (struct call_view):
+ *   JSON  "sipnab", "capture", "summary", "calls", "streams" exactly as REPORT.md names them,
+ *         plus additions (kind, hangup, ring_ts, dialogs, auth_retries, legs, problems ...);
+ *   text  aligned tables (capture, summary, calls, streams, problems); column widths come from
+ *         a first pass over the cells, long fields are cut with "...";
+ *   CSV   one CDR line per call after a header line, RFC 4180 quoting;
+ *   call  one call in detail with its message ladder (ana_ladder.c) and its streams.
+ * Selections (ana_filter.c) limit the calls listed; streams are always complete, so the
+ * "streams" indexes of a call keep pointing at the right entries.
+ *
+ * Determinism: lists keep the result's order (calls by first message then Call-ID, streams by
+ * first packet then endpoints and SSRC); methods by count (descending) then name; response
+ * codes by code. Non-integer numbers are printed with snprintf at a fixed precision
+ * (timestamps 6 decimals, ms and percentages 3, MOS 2) and handed to cJSON as raw numbers, so
+ * the same input gives byte-identical output however it was processed.
  * Ownership: reads the caller's structures; everything built here is freed before returning.
+ * Thread: any; no state.
  */
 #include "config.h"
 
 #include "sipnab/ana_report.h"
 
 #include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <cjson/cJSON.h>
+
+#include "sipnab/ana_ladder.h"
+
+#define URI_COLS   32u /* text report: widest From/To/Call-ID cell */
+#define CELL_MAX   256u
+#define NS_PER_MS  1000000.0
+#define NS_PER_S   1000000000.0
+#define PROB_COUNT 7u
+
+/* ---- formatting helpers ---- */
+
+static const char *str_or(const char *s, const char *dflt)
+{
+	return s && s[0] ? s : dflt;
+}
+
+/* Seconds since the epoch with exactly six decimals. */
+static void ts_format(int64_t ts_ns, char *buf, size_t len)
+{
+	int64_t sec = ts_ns / 1000000000;
+	int64_t usec = (ts_ns % 1000000000) / 1000;
+
+	if (usec < 0) {
+		sec -= 1;
+		usec += 1000000;
+	}
+	snprintf(buf, len, "%" PRId64 ".%06" PRId64, sec, usec);
+}
+
+/* UTC wall clock "HH:MM:SS.mmm" (with_date: "YYYY-MM-DD HH:MM:SS.mmm"). */
+static void clock_format(int64_t ts_ns, bool with_date, char *buf, size_t len)
+{
+	time_t sec = (time_t)(ts_ns / 1000000000);
+	int64_t ms = (ts_ns % 1000000000) / 1000000;
+	struct tm tm;
+
+	if (ms < 0) {
+		sec -= 1;
+		ms += 1000;
+	}
+	if (!gmtime_r(&sec, &tm)) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	if (with_date) {
+		snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d.%03d", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)ms);
+	} else {
+		snprintf(buf, len, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+			 (int)ms);
+	}
+}
+
+/* @p v with @p dec decimals; "-0.000" becomes "0.000". False for NaN and infinities. */
+static bool fixed_format(double v, int dec, char *buf, size_t len)
+{
+	const char *p;
+
+	if (!isfinite(v)) {
+		return false;
+	}
+	snprintf(buf, len, "%.*f", dec, v);
+	if (buf[0] != '-') {
+		return true;
+	}
+	for (p = buf + 1; *p; p++) {
+		if (*p != '0' && *p != '.') {
+			return true;
+		}
+	}
+	memmove(buf, buf + 1, strlen(buf));
+	return true;
+}
+
+/* ---- derived values of a call ---- */
+
+struct call_view {
+	int64_t setup_ns;    /* -1 when unknown */
+	int64_t duration_ns; /* answer to end; -1 when not answered or not ended */
+	bool has_mos;
+	double worst_mos;
+	double worst_loss_pct;
+	double worst_jitter_ms;
+	uint32_t problems; /* enum ana_problem bits */
+};
+
+static void call_view_init(struct call_view *v, const struct ana_report_input *in,
+			   const struct eng_call *c)
+{
+	const struct eng_result *r = in->result;
+
+	memset(v, 0, sizeof(*v));
+	v->setup_ns = ana_call_setup_ns(c);
+	v->duration_ns = c->answer_ns >= 0 && c->end_ns >= 0 ? c->end_ns - c->answer_ns : -1;
+	for (uint32_t i = 0; i < c->stream_count; i++) {
+		const struct eng_stream *s = &r->streams[c->streams[i]];
+		double loss = rtp_stream_loss_pct(&s->rtp);
+
+		if (s->mos > 0 && (!v->has_mos || s->mos < v->worst_mos)) {
+			v->worst_mos = s->mos;
+			v->has_mos = true;
+		}
+		if (i == 0 || loss > v->worst_loss_pct) {
+			v->worst_loss_pct = loss;
+		}
+		if (i == 0 || s->rtp.max_jitter_ms > v->worst_jitter_ms) {
+			v->worst_jitter_ms = s->rtp.max_jitter_ms;
+		}
+	}
+	v->problems = ana_filter_call_problems(in->filter, r, c);
+}
+
+/* Distinct non-empty codec names of the call's streams, in stream order; returns the count. */
+static uint32_t call_codecs(const struct eng_result *r, const struct eng_call *c, const char **out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < c->stream_count; i++) {
+		const char *name = r->streams[c->streams[i]].codec;
+		bool seen = !name[0];
+
+		for (uint32_t j = 0; j < n && !seen; j++) {
+			seen = strcmp(out[j], name) == 0;
+		}
+		if (!seen) {
+			out[n++] = name;
+		}
+	}
+	return n;
+}
+
+static bool call_selected(const struct ana_report_input *in, const struct eng_call *c)
+{
+	return ana_filter_match(in->filter, in->result, c);
+}
 
 static int method_cmp(const void *a, const void *b)
 {
@@ -39,29 +188,7 @@ static struct eng_method_count *sorted_methods(const struct eng_stats *s)
 	return m;
 }
 
-static void ts_format(int64_t ts_ns, char *buf, size_t len)
-{
-	int64_t sec = ts_ns / 1000000000;
-	int64_t usec = (ts_ns % 1000000000) / 1000;
-
-	if (usec < 0) {
-		sec -= 1;
-		usec += 1000000;
-	}
-	snprintf(buf, len, "%" PRId64 ".%06" PRId64, sec, usec);
-}
-
-static void add_raw_ts(cJSON *obj, const char *key, const struct eng_stats *s, int64_t ts_ns)
-{
-	char buf[48];
-
-	if (s->packets == 0) {
-		cJSON_AddNullToObject(obj, key);
-		return;
-	}
-	ts_format(ts_ns, buf, sizeof(buf));
-	cJSON_AddRawToObject(obj, key, buf);
-}
+/* ---- JSON ---- */
 
 static void add_u64(cJSON *obj, const char *key, uint64_t v)
 {
@@ -71,17 +198,65 @@ static void add_u64(cJSON *obj, const char *key, uint64_t v)
 	cJSON_AddRawToObject(obj, key, buf);
 }
 
-static cJSON *json_build(const struct ana_report_input *in)
+static void add_i64(cJSON *obj, const char *key, int64_t v)
 {
-	const struct eng_stats *s = in->stats;
-	cJSON *root = cJSON_CreateObject();
-	cJSON *ver = cJSON_AddObjectToObject(root, "sipnab");
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	cJSON_AddRawToObject(obj, key, buf);
+}
+
+/* Timestamp in ns, null when @p present is false. */
+static void add_ts(cJSON *obj, const char *key, int64_t ts_ns, bool present)
+{
+	char buf[48];
+
+	if (!present) {
+		cJSON_AddNullToObject(obj, key);
+		return;
+	}
+	ts_format(ts_ns, buf, sizeof(buf));
+	cJSON_AddRawToObject(obj, key, buf);
+}
+
+static void add_fixed(cJSON *obj, const char *key, double v, int dec, bool present)
+{
+	char buf[64];
+
+	if (!present || !fixed_format(v, dec, buf, sizeof(buf))) {
+		cJSON_AddNullToObject(obj, key);
+		return;
+	}
+	cJSON_AddRawToObject(obj, key, buf);
+}
+
+static void add_str_or_null(cJSON *obj, const char *key, const char *s)
+{
+	if (s && s[0]) {
+		cJSON_AddStringToObject(obj, key, s);
+	} else {
+		cJSON_AddNullToObject(obj, key);
+	}
+}
+
+static void add_problems(cJSON *obj, uint32_t bits)
+{
+	cJSON *arr = cJSON_AddArrayToObject(obj, "problems");
+
+	for (uint32_t b = 0; b < PROB_COUNT; b++) {
+		if (bits & (1u << b)) {
+			cJSON_AddItemToArray(arr, cJSON_CreateString(ana_problem_name(1u << b)));
+		}
+	}
+}
+
+static void json_capture(cJSON *root, const struct ana_report_input *in)
+{
+	const struct eng_stats *s = &in->result->stats;
 	cJSON *cap = cJSON_AddObjectToObject(root, "capture");
 	cJSON *files = cJSON_AddArrayToObject(cap, "files");
-	cJSON *sum, *methods, *responses, *tr, *errs;
-	struct eng_method_count *m;
+	cJSON *tr, *errs;
 
-	cJSON_AddStringToObject(ver, "version", PACKAGE_VERSION);
 	for (size_t i = 0; i < in->file_count; i++) {
 		cJSON_AddItemToArray(files, cJSON_CreateString(in->files[i]));
 	}
@@ -91,8 +266,8 @@ static cJSON *json_build(const struct ana_report_input *in)
 	add_u64(cap, "rtp_packets", s->rtp_packets);
 	add_u64(cap, "rtcp_packets", s->rtcp_packets);
 	add_u64(cap, "other_packets", s->other_packets);
-	add_raw_ts(cap, "first_ts", s, s->first_ts_ns);
-	add_raw_ts(cap, "last_ts", s, s->last_ts_ns);
+	add_ts(cap, "first_ts", s->first_ts_ns, s->packets > 0);
+	add_ts(cap, "last_ts", s->last_ts_ns, s->packets > 0);
 	add_u64(cap, "decode_errors", s->decode_errors);
 	add_u64(cap, "truncated_packets", s->truncated_packets);
 	/* additions beyond REPORT.md's minimum */
@@ -113,13 +288,32 @@ static cJSON *json_build(const struct ana_report_input *in)
 	for (size_t i = 0; i < in->error_count; i++) {
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "file", in->errors[i].file);
-		cJSON_AddStringToObject(e, "error", in->errors[i].truncated ? "truncated" : "corrupt");
+		cJSON_AddStringToObject(e, "error",
+					in->errors[i].truncated ? "truncated" : "corrupt");
 		add_u64(e, "offset", in->errors[i].offset);
 		cJSON_AddStringToObject(e, "message", in->errors[i].message);
 		cJSON_AddItemToArray(errs, e);
 	}
+}
 
-	sum = cJSON_AddObjectToObject(root, "summary");
+static void json_summary(cJSON *root, const struct ana_report_input *in, uint32_t selected)
+{
+	const struct eng_result *r = in->result;
+	const struct eng_stats *s = &r->stats;
+	cJSON *sum = cJSON_AddObjectToObject(root, "summary");
+	cJSON *states, *methods, *responses;
+	struct eng_method_count *m;
+
+	add_u64(sum, "calls", r->call_count);
+	add_u64(sum, "dialogs", r->dialogs);
+	add_u64(sum, "streams", r->stream_count);
+	states = cJSON_AddObjectToObject(sum, "by_state");
+	for (int st = 0; st < ENG_CALL__COUNT; st++) {
+		if (r->by_state[st]) {
+			add_u64(states, eng_call_state_name((enum eng_call_state)st),
+				r->by_state[st]);
+		}
+	}
 	methods = cJSON_AddObjectToObject(sum, "methods");
 	m = sorted_methods(s);
 	for (uint32_t i = 0; i < s->method_count; i++) {
@@ -132,24 +326,418 @@ static cJSON *json_build(const struct ana_report_input *in)
 	responses = cJSON_AddObjectToObject(sum, "responses");
 	for (int code = 100; code < 700; code++) {
 		if (s->responses_by_code[code]) {
-			char key[8];
+			char key[12];
 			snprintf(key, sizeof(key), "%d", code);
 			add_u64(responses, key, s->responses_by_code[code]);
 		}
 	}
+	if (ana_filter_is_active(in->filter)) {
+		const struct ana_filter *f = in->filter;
+		cJSON *sel = cJSON_AddObjectToObject(sum, "selection");
+
+		cJSON_AddBoolToObject(sel, "problems", f->problems);
+		cJSON_AddBoolToObject(sel, "one_way", f->one_way);
+		cJSON_AddBoolToObject(sel, "slow_setup", f->slow_setup);
+		if (f->slow_setup) {
+			add_u64(sel, "slow_setup_ms", f->slow_setup_ms);
+		}
+		cJSON_AddBoolToObject(sel, "short_calls", f->short_calls);
+		if (f->short_calls) {
+			add_u64(sel, "short_call_s", f->short_call_s);
+		}
+		add_u64(sel, "selected_calls", selected);
+	}
+}
+
+static cJSON *json_call(const struct ana_report_input *in, const struct eng_call *c)
+{
+	const struct eng_result *r = in->result;
+	cJSON *o = cJSON_CreateObject();
+	cJSON *arr;
+	const char **codecs = sn_xcalloc(c->stream_count + 1u, sizeof(*codecs));
+	uint32_t ncodecs = call_codecs(r, c, codecs);
+	struct call_view v;
+
+	call_view_init(&v, in, c);
+	cJSON_AddStringToObject(o, "call_id", str_or(c->call_id, ""));
+	cJSON_AddStringToObject(o, "kind", str_or(c->kind, ""));
+	cJSON_AddStringToObject(o, "from", str_or(c->from_uri, ""));
+	cJSON_AddStringToObject(o, "to", str_or(c->to_uri, ""));
+	cJSON_AddStringToObject(o, "from_tag", str_or(c->from_tag, ""));
+	cJSON_AddStringToObject(o, "to_tag", str_or(c->to_tag, ""));
+	cJSON_AddStringToObject(o, "state", eng_call_state_name(c->state));
+	add_str_or_null(o, "hangup", c->hangup);
+	add_ts(o, "start_ts", c->start_ns, c->start_ns >= 0);
+	add_ts(o, "ring_ts", c->ring_ns, c->ring_ns >= 0);
+	add_ts(o, "answer_ts", c->answer_ns, c->answer_ns >= 0);
+	add_ts(o, "end_ts", c->end_ns, c->end_ns >= 0);
+	add_fixed(o, "setup_ms", (double)v.setup_ns / NS_PER_MS, 3, v.setup_ns >= 0);
+	add_fixed(o, "duration_s", (double)v.duration_ns / NS_PER_S, 3, v.duration_ns >= 0);
+	add_u64(o, "messages", c->messages);
+	add_u64(o, "retransmissions", c->retransmissions);
+	if (c->final_code) {
+		add_u64(o, "final_code", c->final_code);
+	} else {
+		cJSON_AddNullToObject(o, "final_code");
+	}
+	add_u64(o, "hops", c->hops);
+	add_u64(o, "dialogs", c->dialogs);
+	add_u64(o, "auth_retries", c->auth_retries);
+	arr = cJSON_AddArrayToObject(o, "legs");
+	for (uint32_t i = 0; i < c->legs; i++) {
+		cJSON_AddItemToArray(arr, cJSON_CreateString(str_or(c->leg_ids[i], "")));
+	}
+	arr = cJSON_AddArrayToObject(o, "codecs");
+	for (uint32_t i = 0; i < ncodecs; i++) {
+		cJSON_AddItemToArray(arr, cJSON_CreateString(codecs[i]));
+	}
+	arr = cJSON_AddArrayToObject(o, "streams");
+	for (uint32_t i = 0; i < c->stream_count; i++) {
+		char buf[16];
+		snprintf(buf, sizeof(buf), "%" PRIu32, c->streams[i]);
+		cJSON_AddItemToArray(arr, cJSON_CreateRaw(buf));
+	}
+	add_fixed(o, "worst_mos", v.worst_mos, 2, v.has_mos);
+	add_fixed(o, "worst_loss_pct", v.worst_loss_pct, 3, c->stream_count > 0);
+	add_fixed(o, "worst_jitter_ms", v.worst_jitter_ms, 3, c->stream_count > 0);
+	add_problems(o, v.problems);
+	free(codecs);
+	return o;
+}
+
+static cJSON *json_stream(const struct eng_result *r, const struct eng_stream *s)
+{
+	const struct rtp_stream *rtp = &s->rtp;
+	cJSON *o = cJSON_CreateObject();
+	cJSON *rtcp;
+	char buf[64];
+
+	cJSON_AddStringToObject(o, "src", eng_endpoint_str(&s->src, s->sport, buf, sizeof(buf)));
+	cJSON_AddStringToObject(o, "dst", eng_endpoint_str(&s->dst, s->dport, buf, sizeof(buf)));
+	snprintf(buf, sizeof(buf), "0x%08" PRIX32, s->ssrc);
+	cJSON_AddStringToObject(o, "ssrc", buf);
+	add_i64(o, "payload_type", s->pt);
+	cJSON_AddStringToObject(o, "codec", s->codec);
+	add_u64(o, "clock_rate", s->clock_rate);
+	add_ts(o, "first_ts", rtp->first_ns, rtp->packets > 0);
+	add_ts(o, "last_ts", rtp->last_ns, rtp->packets > 0);
+	add_u64(o, "packets", rtp->packets);
+	add_u64(o, "bytes", rtp->bytes);
+	add_i64(o, "expected", rtp_stream_expected(rtp));
+	add_i64(o, "lost", rtp_stream_lost(rtp));
+	add_fixed(o, "loss_pct", rtp_stream_loss_pct(rtp), 3, true);
+	add_u64(o, "duplicates", rtp->duplicates);
+	add_u64(o, "out_of_order", rtp->out_of_order);
+	add_u64(o, "seq_errors", rtp->seq_errors);
+	add_fixed(o, "max_delta_ms", rtp->max_delta_ms, 3, true);
+	add_fixed(o, "mean_delta_ms", rtp->mean_delta_ms, 3, true);
+	add_fixed(o, "jitter_max_ms", rtp->max_jitter_ms, 3, true);
+	add_fixed(o, "jitter_mean_ms", rtp->mean_jitter_ms, 3, true);
+	add_u64(o, "max_burst_loss", rtp->max_burst_loss);
+	add_u64(o, "marker_packets", rtp->marker_packets);
+	cJSON_AddStringToObject(o, "dtmf", rtp->dtmf);
+	add_fixed(o, "mos", s->mos, 2, s->mos > 0);
+	if (s->call >= 0 && (uint32_t)s->call < r->call_count) {
+		cJSON_AddStringToObject(o, "call_id", str_or(r->calls[s->call].call_id, ""));
+	} else {
+		cJSON_AddNullToObject(o, "call_id");
+	}
+	rtcp = cJSON_AddObjectToObject(o, "rtcp");
+	add_fixed(rtcp, "reported_loss_pct", s->rtcp.loss_pct, 3,
+		  s->has_rtcp && s->rtcp.reports > 0);
+	add_fixed(rtcp, "reported_jitter_ms", s->rtcp.jitter_ms, 3,
+		  s->has_rtcp && s->rtcp.has_jitter);
+	add_fixed(rtcp, "rtt_ms", s->rtcp.rtt_ms, 3, s->has_rtcp && s->rtcp.has_rtt);
+	/* additions */
+	cJSON_AddBoolToObject(o, "announced", s->announced);
+	add_problems(o, ana_filter_stream_problems(s));
+	return o;
+}
+
+static cJSON *json_build(const struct ana_report_input *in)
+{
+	const struct eng_result *r = in->result;
+	cJSON *root = cJSON_CreateObject();
+	cJSON *ver = cJSON_AddObjectToObject(root, "sipnab");
+	cJSON *calls, *streams;
+	uint32_t selected = 0;
+
+	cJSON_AddStringToObject(ver, "version", PACKAGE_VERSION);
+	json_capture(root, in);
+	for (uint32_t i = 0; i < r->call_count; i++) {
+		selected += call_selected(in, &r->calls[i]);
+	}
+	json_summary(root, in, selected);
+	calls = cJSON_AddArrayToObject(root, "calls");
+	for (uint32_t i = 0; i < r->call_count; i++) {
+		if (call_selected(in, &r->calls[i])) {
+			cJSON_AddItemToArray(calls, json_call(in, &r->calls[i]));
+		}
+	}
+	streams = cJSON_AddArrayToObject(root, "streams");
+	for (uint32_t i = 0; i < r->stream_count; i++) {
+		cJSON_AddItemToArray(streams, json_stream(r, &r->streams[i]));
+	}
 	return root;
 }
 
-static void text_write(FILE *out, const struct ana_report_input *in)
+/* ---- CSV ---- */
+
+/* One RFC 4180 field: quoted when it holds a comma, quote, CR or LF; quotes doubled. */
+static void csv_field(FILE *out, const char *s)
 {
-	const struct eng_stats *s = in->stats;
-	struct eng_method_count *m;
+	if (!s[strcspn(s, ",\"\r\n")]) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"') {
+			fputc('"', out);
+		}
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void csv_ts(FILE *out, int64_t ns)
+{
+	char buf[48];
+
+	if (ns >= 0) {
+		ts_format(ns, buf, sizeof(buf));
+		fputs(buf, out);
+	}
+	fputc(',', out);
+}
+
+static void csv_fixed(FILE *out, double v, int dec, bool present)
+{
+	char buf[64];
+
+	if (present && fixed_format(v, dec, buf, sizeof(buf))) {
+		fputs(buf, out);
+	}
+	fputc(',', out);
+}
+
+static void csv_call(FILE *out, const struct ana_report_input *in, const struct eng_call *c)
+{
+	const struct eng_result *r = in->result;
+	const char **codecs = sn_xcalloc(c->stream_count + 1u, sizeof(*codecs));
+	uint32_t ncodecs = call_codecs(r, c, codecs);
+	size_t jlen = 1;
+	char *joined;
+	struct call_view v;
+
+	call_view_init(&v, in, c);
+	for (uint32_t i = 0; i < ncodecs; i++) {
+		jlen += strlen(codecs[i]) + 1;
+	}
+	joined = sn_xcalloc(jlen, 1);
+	for (uint32_t i = 0, n = 0; i < ncodecs; i++) {
+		n += (uint32_t)snprintf(joined + n, jlen - n, "%s%s", i ? "|" : "", codecs[i]);
+	}
+	csv_field(out, str_or(c->call_id, ""));
+	fputc(',', out);
+	csv_field(out, str_or(c->kind, ""));
+	fputc(',', out);
+	csv_field(out, str_or(c->from_uri, ""));
+	fputc(',', out);
+	csv_field(out, str_or(c->to_uri, ""));
+	fprintf(out, ",%s,", eng_call_state_name(c->state));
+	if (c->final_code) {
+		fprintf(out, "%u", c->final_code);
+	}
+	fputc(',', out);
+	csv_ts(out, c->start_ns);
+	csv_ts(out, c->answer_ns);
+	csv_ts(out, c->end_ns);
+	csv_fixed(out, (double)v.setup_ns / NS_PER_MS, 3, v.setup_ns >= 0);
+	csv_fixed(out, (double)v.duration_ns / NS_PER_S, 3, v.duration_ns >= 0);
+	fprintf(out, "%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",", c->messages, c->retransmissions,
+		c->hops);
+	csv_field(out, joined);
+	fprintf(out, ",%" PRIu32 ",", c->stream_count);
+	csv_fixed(out, v.worst_mos, 2, v.has_mos);
+	csv_fixed(out, v.worst_loss_pct, 3, c->stream_count > 0);
+	csv_fixed(out, v.worst_jitter_ms, 3, c->stream_count > 0);
+	csv_field(out, str_or(c->hangup, ""));
+	fputc('\n', out);
+	free(joined);
+	free(codecs);
+}
+
+static void csv_write(FILE *out, const struct ana_report_input *in)
+{
+	const struct eng_result *r = in->result;
+
+	fputs("call_id,kind,from,to,state,final_code,start,answer,end,setup_ms,duration_s,"
+	      "messages,retransmissions,hops,codecs,streams,worst_mos,worst_loss_pct,"
+	      "worst_jitter_ms,hangup\n",
+	      out);
+	for (uint32_t i = 0; i < r->call_count; i++) {
+		if (call_selected(in, &r->calls[i])) {
+			csv_call(out, in, &r->calls[i]);
+		}
+	}
+}
+
+/* ---- text tables ---- */
+
+enum { AL_LEFT, AL_RIGHT };
+
+/* A table of heap-allocated cells; widths are measured when printing. */
+struct table {
+	uint32_t ncols;
+	const char *const *heads;
+	const uint8_t *align; /* AL_LEFT / AL_RIGHT per column */
+	char **cells;	      /* row-major; owned */
+	size_t count, cap;
+};
+
+static void table_init(struct table *t, uint32_t ncols, const char *const *heads,
+		       const uint8_t *align)
+{
+	memset(t, 0, sizeof(*t));
+	t->ncols = ncols;
+	t->heads = heads;
+	t->align = align;
+}
+
+/* Display width: UTF-8 continuation bytes take no column. */
+static size_t text_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++) {
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	}
+	return w;
+}
+
+/* Cut @p s in place to at most @p max columns, ending in "..." when cut. */
+static void text_cut(char *s, size_t max)
+{
+	size_t w = 0;
+	char *p;
+
+	if (text_width(s) <= max || max < 4) {
+		return;
+	}
+	for (p = s; *p; p++) {
+		if (((unsigned char)*p & 0xc0) != 0x80) {
+			if (w == max - 3) {
+				break;
+			}
+			w++;
+		}
+	}
+	memcpy(p, "...", 4);
+}
+
+/* Replace control bytes so hostile traffic cannot drive the terminal. */
+static void text_sanitise(char *s)
+{
+	for (; *s; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f) {
+			*s = '?';
+		}
+	}
+}
+
+/* Append one cell, cut to @p max columns (0 = no limit). */
+static void table_cell(struct table *t, size_t max, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void table_cell(struct table *t, size_t max, const char *fmt, ...)
+{
+	char buf[CELL_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	text_sanitise(buf);
+	if (max) {
+		text_cut(buf, max);
+	}
+	if (t->count == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->cells = sn_xrealloc(t->cells, t->cap * sizeof(*t->cells));
+	}
+	t->cells[t->count++] = sn_xstrndup(buf, strlen(buf));
+}
+
+static void pad(FILE *out, size_t n)
+{
+	while (n--) {
+		fputc(' ', out);
+	}
+}
+
+static void table_row(FILE *out, const struct table *t, const size_t *w, const char *const *row)
+{
+	fputs("  ", out);
+	for (uint32_t c = 0; c < t->ncols; c++) {
+		size_t cw = text_width(row[c]);
+		bool last = c + 1 == t->ncols;
+
+		if (t->align[c] == AL_RIGHT) {
+			pad(out, w[c] - cw);
+		}
+		fputs(row[c], out);
+		if (!last) {
+			if (t->align[c] == AL_LEFT) {
+				pad(out, w[c] - cw);
+			}
+			fputs("  ", out);
+		}
+	}
+	fputc('\n', out);
+}
+
+/* Print the header and every row, each column as wide as its widest cell; frees the cells. */
+static void table_flush(FILE *out, struct table *t)
+{
+	size_t *w = sn_xcalloc(t->ncols, sizeof(*w));
+
+	for (uint32_t c = 0; c < t->ncols; c++) {
+		w[c] = text_width(t->heads[c]);
+	}
+	for (size_t i = 0; i < t->count; i++) {
+		w[i % t->ncols] = SN_MAX(w[i % t->ncols], text_width(t->cells[i]));
+	}
+	table_row(out, t, w, t->heads);
+	for (size_t i = 0; i + t->ncols <= t->count; i += t->ncols) {
+		table_row(out, t, w, (const char *const *)&t->cells[i]);
+	}
+	for (size_t i = 0; i < t->count; i++) {
+		free(t->cells[i]);
+	}
+	free(t->cells);
+	free(w);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- text report ---- */
+
+static void fixed_or_dash(char *buf, size_t len, double v, int dec, bool present)
+{
+	if (!present || !fixed_format(v, dec, buf, len)) {
+		snprintf(buf, len, "-");
+	}
+}
+
+static void text_capture(FILE *out, const struct ana_report_input *in)
+{
+	const struct eng_stats *s = &in->result->stats;
 	char a[48], b[48];
 
-	fprintf(out, "sipnab %s report\n\nCapture\n", PACKAGE_VERSION);
+	fprintf(out, "Capture\n");
 	for (size_t i = 0; i < in->file_count; i++) {
 		fprintf(out, "  %-20s %s (%s)\n", i ? "" : "files", in->files[i],
-			in->formats[i] ? in->formats[i] : "?");
+			in->formats && in->formats[i] ? in->formats[i] : "?");
 	}
 	for (size_t i = 0; i < in->error_count; i++) {
 		fprintf(out, "  %-20s %s: %s at byte offset %" PRIu64 "\n", i ? "" : "input errors",
@@ -164,7 +752,8 @@ static void text_write(FILE *out, const struct ana_report_input *in)
 		fprintf(out, "  %-20s %s .. %s (%.3f s)\n", "time span", a, b,
 			(double)(s->last_ts_ns - s->first_ts_ns) / 1e9);
 	}
-	fprintf(out, "  %-20s %" PRIu64 " (UDP %" PRIu64 ", TCP %" PRIu64 ", WebSocket %" PRIu64
+	fprintf(out,
+		"  %-20s %" PRIu64 " (UDP %" PRIu64 ", TCP %" PRIu64 ", WebSocket %" PRIu64
 		", SCTP %" PRIu64 ")\n",
 		"SIP messages", s->sip_messages, s->sip_udp, s->sip_tcp, s->sip_ws, s->sip_sctp);
 	fprintf(out, "  %-20s %" PRIu64 "\n", "RTP packets", s->rtp_packets);
@@ -173,12 +762,48 @@ static void text_write(FILE *out, const struct ana_report_input *in)
 	fprintf(out, "  %-20s %" PRIu64 "\n", "decode errors", s->decode_errors);
 	fprintf(out, "  %-20s %" PRIu64 "\n", "malformed SIP", s->sip_errors);
 	fprintf(out, "  %-20s %" PRIu64 "\n", "truncated packets", s->truncated_packets);
-	fprintf(out, "  %-20s %" PRIu64 " fragments, %" PRIu64 " datagrams rebuilt, %" PRIu64
+	fprintf(out,
+		"  %-20s %" PRIu64 " fragments, %" PRIu64 " datagrams rebuilt, %" PRIu64
 		" timed out\n",
 		"IP reassembly", s->ip_fragments, s->ip_reassembled, s->frag_timeouts);
-	fprintf(out, "  %-20s %" PRIu64 " retransmissions, %" PRIu64 " out of order, %" PRIu64
-		" gaps\n",
+	fprintf(out,
+		"  %-20s %" PRIu64 " retransmissions, %" PRIu64 " out of order, %" PRIu64 " gaps\n",
 		"TCP", s->tcp_retransmissions, s->tcp_out_of_order, s->tcp_gaps);
+}
+
+static void text_summary(FILE *out, const struct ana_report_input *in, uint32_t selected)
+{
+	const struct eng_result *r = in->result;
+	const struct eng_stats *s = &r->stats;
+	const struct ana_filter *f = in->filter;
+	struct eng_method_count *m;
+
+	fprintf(out, "\nSummary\n");
+	fprintf(out, "  %-20s %" PRIu32 "\n", "calls", r->call_count);
+	fprintf(out, "  %-20s %" PRIu32 "\n", "dialogs", r->dialogs);
+	fprintf(out, "  %-20s %" PRIu32 "\n", "RTP streams", r->stream_count);
+	for (int st = 0; st < ENG_CALL__COUNT; st++) {
+		if (r->by_state[st]) {
+			fprintf(out, "  %-20s %" PRIu32 "\n",
+				eng_call_state_name((enum eng_call_state)st), r->by_state[st]);
+		}
+	}
+	if (ana_filter_is_active(f)) {
+		fprintf(out, "  %-20s", "selection");
+		if (f->problems) {
+			fprintf(out, " problems");
+		}
+		if (f->one_way) {
+			fprintf(out, " one-way");
+		}
+		if (f->slow_setup) {
+			fprintf(out, " slow-setup>%" PRIu32 "ms", f->slow_setup_ms);
+		}
+		if (f->short_calls) {
+			fprintf(out, " short-calls<%" PRIu32 "s", f->short_call_s);
+		}
+		fprintf(out, ": %" PRIu32 " of %" PRIu32 " calls\n", selected, r->call_count);
+	}
 
 	fprintf(out, "\nSIP requests\n");
 	m = sorted_methods(s);
@@ -197,6 +822,397 @@ static void text_write(FILE *out, const struct ana_report_input *in)
 	}
 }
 
+static const char *const call_heads[] = {
+	"Start (UTC)", "Kind", "From", "To",	  "State", "Code",    "Setup ms",
+	"Dur s",       "Msgs", "Retr", "Streams", "MOS",   "Call-ID",
+};
+static const uint8_t call_align[] = {
+	AL_LEFT,  AL_LEFT,  AL_LEFT,  AL_LEFT,	AL_LEFT,  AL_RIGHT, AL_RIGHT,
+	AL_RIGHT, AL_RIGHT, AL_RIGHT, AL_RIGHT, AL_RIGHT, AL_LEFT,
+};
+
+static void call_row(struct table *t, const struct ana_report_input *in, const struct eng_call *c)
+{
+	struct call_view v;
+	char buf[64];
+
+	call_view_init(&v, in, c);
+	if (c->start_ns >= 0) {
+		clock_format(c->start_ns, false, buf, sizeof(buf));
+	} else {
+		snprintf(buf, sizeof(buf), "-");
+	}
+	table_cell(t, 0, "%s", buf);
+	table_cell(t, 12, "%s", str_or(c->kind, "-"));
+	table_cell(t, URI_COLS, "%s", str_or(c->from_uri, "-"));
+	table_cell(t, URI_COLS, "%s", str_or(c->to_uri, "-"));
+	table_cell(t, 0, "%s", eng_call_state_name(c->state));
+	if (c->final_code) {
+		table_cell(t, 0, "%u", c->final_code);
+	} else {
+		table_cell(t, 0, "-");
+	}
+	fixed_or_dash(buf, sizeof(buf), (double)v.setup_ns / NS_PER_MS, 3, v.setup_ns >= 0);
+	table_cell(t, 0, "%s", buf);
+	fixed_or_dash(buf, sizeof(buf), (double)v.duration_ns / NS_PER_S, 3, v.duration_ns >= 0);
+	table_cell(t, 0, "%s", buf);
+	table_cell(t, 0, "%" PRIu32, c->messages);
+	table_cell(t, 0, "%" PRIu32, c->retransmissions);
+	table_cell(t, 0, "%" PRIu32, c->stream_count);
+	fixed_or_dash(buf, sizeof(buf), v.worst_mos, 2, v.has_mos);
+	table_cell(t, 0, "%s", buf);
+	table_cell(t, URI_COLS, "%s", str_or(c->call_id, "-"));
+}
+
+static const char *const stream_heads[] = {
+	"Src",	     "Dst",	   "SSRC",	  "Codec", "Pkts", "Lost",
+	"Max delta", "Max jitter", "Mean jitter", "MOS",   "DTMF", "Call-ID",
+};
+static const uint8_t stream_align[] = {
+	AL_LEFT,  AL_LEFT,  AL_LEFT,  AL_LEFT,	AL_RIGHT, AL_RIGHT,
+	AL_RIGHT, AL_RIGHT, AL_RIGHT, AL_RIGHT, AL_LEFT,  AL_LEFT,
+};
+
+static void stream_row(struct table *t, const struct eng_result *r, const struct eng_stream *s)
+{
+	char buf[64], pct[32];
+
+	table_cell(t, 0, "%s", eng_endpoint_str(&s->src, s->sport, buf, sizeof(buf)));
+	table_cell(t, 0, "%s", eng_endpoint_str(&s->dst, s->dport, buf, sizeof(buf)));
+	table_cell(t, 0, "0x%08" PRIX32, s->ssrc);
+	if (s->codec[0]) {
+		table_cell(t, 16, "%s", s->codec);
+	} else {
+		table_cell(t, 0, "PT%d", s->pt);
+	}
+	table_cell(t, 0, "%" PRIu64, s->rtp.packets);
+	fixed_or_dash(pct, sizeof(pct), rtp_stream_loss_pct(&s->rtp), 3, true);
+	table_cell(t, 0, "%" PRId64 " (%s%%)", rtp_stream_lost(&s->rtp), pct);
+	fixed_or_dash(buf, sizeof(buf), s->rtp.max_delta_ms, 3, true);
+	table_cell(t, 0, "%s", buf);
+	fixed_or_dash(buf, sizeof(buf), s->rtp.max_jitter_ms, 3, true);
+	table_cell(t, 0, "%s", buf);
+	fixed_or_dash(buf, sizeof(buf), s->rtp.mean_jitter_ms, 3, true);
+	table_cell(t, 0, "%s", buf);
+	fixed_or_dash(buf, sizeof(buf), s->mos, 2, s->mos > 0);
+	table_cell(t, 0, "%s", buf);
+	table_cell(t, 16, "%s", str_or(s->rtp.dtmf, "-"));
+	if (s->call >= 0 && (uint32_t)s->call < r->call_count) {
+		table_cell(t, URI_COLS, "%s", str_or(r->calls[s->call].call_id, "-"));
+	} else {
+		table_cell(t, 0, "-");
+	}
+}
+
+static const char *const prob_heads[] = {"Subject", "Problem", "Value"};
+static const uint8_t prob_align[] = {AL_LEFT, AL_LEFT, AL_LEFT};
+
+/* Problem rows of a call (call-level bits only; stream bits are listed per stream). */
+static void call_problem_rows(struct table *t, const struct ana_report_input *in,
+			      const struct eng_call *c)
+{
+	const struct eng_result *r = in->result;
+	struct call_view v;
+	char subj[CELL_MAX], num[64];
+
+	call_view_init(&v, in, c);
+	snprintf(subj, sizeof(subj), "call %s", str_or(c->call_id, "-"));
+	text_cut(subj, URI_COLS + 5);
+	if (v.problems & ANA_PROB_FAILED) {
+		table_cell(t, 0, "%s", subj);
+		table_cell(t, 0, "failed (%s)", eng_call_state_name(c->state));
+		if (c->final_code) {
+			table_cell(t, 0, "final code %u", c->final_code);
+		} else {
+			table_cell(t, 0, "no final response");
+		}
+	}
+	if (v.problems & ANA_PROB_ONE_WAY) {
+		table_cell(t, 0, "%s", subj);
+		table_cell(t, 0, "one-way audio");
+		if (c->stream_count == 0) {
+			table_cell(t, 0, "no media");
+		} else {
+			table_cell(t, 0, "%" PRIu32 " of %" PRIu32 " streams without reverse",
+				   ana_filter_one_way_streams(r, c), c->stream_count);
+		}
+	}
+	if (v.problems & ANA_PROB_RETRANS) {
+		table_cell(t, 0, "%s", subj);
+		table_cell(t, 0, "retransmissions");
+		table_cell(t, 0, "%" PRIu32, c->retransmissions);
+	}
+	if (v.problems & ANA_PROB_SLOW_SETUP) {
+		fixed_or_dash(num, sizeof(num), (double)v.setup_ns / NS_PER_MS, 3, true);
+		table_cell(t, 0, "%s", subj);
+		table_cell(t, 0, "slow setup");
+		table_cell(t, 0, "%s ms", num);
+	}
+	if (v.problems & ANA_PROB_SHORT_CALL) {
+		fixed_or_dash(num, sizeof(num), (double)v.duration_ns / NS_PER_S, 3, true);
+		table_cell(t, 0, "%s", subj);
+		table_cell(t, 0, "short call");
+		table_cell(t, 0, "%s s", num);
+	}
+}
+
+static void stream_problem_rows(struct table *t, const struct eng_stream *s)
+{
+	uint32_t p = ana_filter_stream_problems(s);
+	char a[64], b[64], subj[CELL_MAX], num[64];
+
+	if (!p) {
+		return;
+	}
+	snprintf(subj, sizeof(subj), "stream %s -> %s 0x%08" PRIX32,
+		 eng_endpoint_str(&s->src, s->sport, a, sizeof(a)),
+		 eng_endpoint_str(&s->dst, s->dport, b, sizeof(b)), s->ssrc);
+	if (p & ANA_PROB_LOW_MOS) {
+		fixed_or_dash(num, sizeof(num), s->mos, 2, true);
+		table_cell(t, 0, "%s", subj);
+		table_cell(t, 0, "low MOS");
+		table_cell(t, 0, "%s", num);
+	}
+	if (p & ANA_PROB_LOSS) {
+		fixed_or_dash(num, sizeof(num), rtp_stream_loss_pct(&s->rtp), 3, true);
+		table_cell(t, 0, "%s", subj);
+		table_cell(t, 0, "packet loss");
+		table_cell(t, 0, "%s %% (%" PRId64 " lost)", num, rtp_stream_lost(&s->rtp));
+	}
+}
+
+static void table_or_none(FILE *out, struct table *t)
+{
+	if (t->count == 0) {
+		fprintf(out, "  none\n");
+		free(t->cells);
+		memset(t, 0, sizeof(*t));
+		return;
+	}
+	table_flush(out, t);
+}
+
+static void text_write(FILE *out, const struct ana_report_input *in)
+{
+	const struct eng_result *r = in->result;
+	uint32_t selected = 0;
+	struct table t;
+
+	for (uint32_t i = 0; i < r->call_count; i++) {
+		selected += call_selected(in, &r->calls[i]);
+	}
+	fprintf(out, "sipnab %s report\n\n", PACKAGE_VERSION);
+	text_capture(out, in);
+	text_summary(out, in, selected);
+
+	fprintf(out, "\nCalls\n");
+	table_init(&t, SN_ARRAY_SIZE(call_heads), call_heads, call_align);
+	for (uint32_t i = 0; i < r->call_count; i++) {
+		if (call_selected(in, &r->calls[i])) {
+			call_row(&t, in, &r->calls[i]);
+		}
+	}
+	table_or_none(out, &t);
+
+	fprintf(out, "\nStreams\n");
+	table_init(&t, SN_ARRAY_SIZE(stream_heads), stream_heads, stream_align);
+	for (uint32_t i = 0; i < r->stream_count; i++) {
+		stream_row(&t, r, &r->streams[i]);
+	}
+	table_or_none(out, &t);
+
+	fprintf(out, "\nProblems\n");
+	table_init(&t, SN_ARRAY_SIZE(prob_heads), prob_heads, prob_align);
+	for (uint32_t i = 0; i < r->call_count; i++) {
+		call_problem_rows(&t, in, &r->calls[i]);
+	}
+	for (uint32_t i = 0; i < r->stream_count; i++) {
+		stream_problem_rows(&t, &r->streams[i]);
+	}
+	table_or_none(out, &t);
+}
+
+/* ---- one call ---- */
+
+int32_t ana_report_find_call(const struct eng_result *r, const char *call_id)
+{
+	for (uint32_t i = 0; i < r->call_count; i++) {
+		const struct eng_call *c = &r->calls[i];
+
+		if (c->call_id && strcmp(c->call_id, call_id) == 0) {
+			return (int32_t)i;
+		}
+		for (uint32_t j = 0; j < c->legs; j++) {
+			if (c->leg_ids[j] && strcmp(c->leg_ids[j], call_id) == 0) {
+				return (int32_t)i;
+			}
+		}
+	}
+	return -1;
+}
+
+static void field(FILE *out, const char *name, const char *value)
+{
+	char buf[CELL_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", value);
+	text_sanitise(buf);
+	fprintf(out, "  %-20s %s\n", name, buf);
+}
+
+static void field_time(FILE *out, const char *name, int64_t ns)
+{
+	char a[48], b[48], line[112];
+
+	if (ns < 0) {
+		field(out, name, "-");
+		return;
+	}
+	clock_format(ns, true, a, sizeof(a));
+	ts_format(ns, b, sizeof(b));
+	snprintf(line, sizeof(line), "%s UTC (%s)", a, b);
+	field(out, name, line);
+}
+
+static void call_header(FILE *out, const struct ana_report_input *in, const struct eng_call *c)
+{
+	struct call_view v;
+	char buf[CELL_MAX];
+	size_t n = 0;
+
+	call_view_init(&v, in, c);
+	fprintf(out, "Call\n");
+	field(out, "Call-ID", str_or(c->call_id, "-"));
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < c->legs && n < sizeof(buf); i++) {
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? " " : "",
+				      str_or(c->leg_ids[i], "-"));
+	}
+	field(out, "legs", buf);
+	field(out, "kind", str_or(c->kind, "-"));
+	field(out, "from", str_or(c->from_uri, "-"));
+	field(out, "to", str_or(c->to_uri, "-"));
+	field(out, "from tag", str_or(c->from_tag, "-"));
+	field(out, "to tag", str_or(c->to_tag, "-"));
+	field(out, "state", eng_call_state_name(c->state));
+	snprintf(buf, sizeof(buf), "%u", c->final_code);
+	field(out, "final code", c->final_code ? buf : "-");
+	field(out, "hangup", str_or(c->hangup, "-"));
+	field_time(out, "start", c->start_ns);
+	field_time(out, "ringing", c->ring_ns);
+	field_time(out, "answer", c->answer_ns);
+	field_time(out, "end", c->end_ns);
+	fixed_or_dash(buf, sizeof(buf), (double)v.setup_ns / NS_PER_MS, 3, v.setup_ns >= 0);
+	field(out, "setup ms", buf);
+	fixed_or_dash(buf, sizeof(buf), (double)v.duration_ns / NS_PER_S, 3, v.duration_ns >= 0);
+	field(out, "duration s", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu32 " (%" PRIu32 " retransmissions)", c->messages,
+		 c->retransmissions);
+	field(out, "messages", buf);
+	snprintf(buf, sizeof(buf),
+		 "%" PRIu32 " dialogs, %" PRIu32 " hops, %" PRIu32 " auth retries", c->dialogs,
+		 c->hops, c->auth_retries);
+	field(out, "dialogs", buf);
+	buf[0] = '\0';
+	n = 0;
+	for (uint32_t b = 0; b < PROB_COUNT; b++) {
+		if (v.problems & (1u << b)) {
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? " " : "",
+					      ana_problem_name(1u << b));
+		}
+	}
+	field(out, "problems", n ? buf : "none");
+}
+
+/* Drop trailing blanks (lanes past the last arrow). */
+static void rtrim(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0 && s[n - 1] == ' ') {
+		s[--n] = '\0';
+	}
+}
+
+static void call_ladder(FILE *out, const struct eng_result *r, const struct eng_call *c)
+{
+	struct ana_ladder l;
+	char tbuf[48];
+	char *line;
+	int tw = 8;
+
+	ana_ladder_init(&l, r, c, 0);
+	line = sn_xmalloc(l.width + 1u);
+	for (uint32_t i = 0; i < l.arrow_count; i++) {
+		int n = snprintf(tbuf, sizeof(tbuf), "%.3f",
+				 (double)l.arrows[i].rel_ns / NS_PER_MS);
+		tw = SN_MAX(tw, n);
+	}
+	fprintf(out, "\nMessages (time in ms since the first message)\n");
+	ana_ladder_draw_header(&l, line, l.width + 1u);
+	rtrim(line);
+	fprintf(out, "  %*s  %s\n", tw, "", line);
+	for (uint32_t i = 0; i < l.arrow_count; i++) {
+		const struct ana_ladder_arrow *a = &l.arrows[i];
+
+		snprintf(tbuf, sizeof(tbuf), "%.3f", (double)a->rel_ns / NS_PER_MS);
+		ana_ladder_draw_arrow(&l, i, line, l.width + 1u);
+		rtrim(line);
+		fprintf(out, "  %*s  %s%s\n", tw, tbuf, line,
+			a->retransmission ? "  retransmission" : "");
+	}
+	free(line);
+	ana_ladder_cleanup(&l);
+}
+
+enum sn_status ana_report_call(FILE *out, const struct ana_report_input *in, const char *call_id)
+{
+	const struct eng_result *r = in->result;
+	int32_t idx = ana_report_find_call(r, call_id);
+	const struct eng_call *c;
+	struct table t;
+
+	if (idx < 0) {
+		return SN_ENOTFOUND;
+	}
+	c = &r->calls[idx];
+	call_header(out, in, c);
+	call_ladder(out, r, c);
+	fprintf(out, "\nStreams\n");
+	table_init(&t, SN_ARRAY_SIZE(stream_heads), stream_heads, stream_align);
+	for (uint32_t i = 0; i < c->stream_count; i++) {
+		stream_row(&t, r, &r->streams[c->streams[i]]);
+	}
+	table_or_none(out, &t);
+	fprintf(out, "\nProblems\n");
+	table_init(&t, SN_ARRAY_SIZE(prob_heads), prob_heads, prob_align);
+	call_problem_rows(&t, in, c);
+	for (uint32_t i = 0; i < c->stream_count; i++) {
+		stream_problem_rows(&t, &r->streams[c->streams[i]]);
+	}
+	table_or_none(out, &t);
+	if (fflush(out) != 0 || ferror(out)) {
+		return SN_ESYS;
+	}
+	return SN_OK;
+}
+
+/* ---- entry points ---- */
+
+enum sn_status ana_report_format_parse(const char *name, enum ana_report_format *out)
+{
+	if (!name || strcmp(name, "text") == 0) {
+		*out = ANA_REPORT_TEXT;
+	} else if (strcmp(name, "json") == 0) {
+		*out = ANA_REPORT_JSON;
+	} else if (strcmp(name, "csv") == 0) {
+		*out = ANA_REPORT_CSV;
+	} else {
+		return SN_ENOTFOUND;
+	}
+	return SN_OK;
+}
+
 enum sn_status ana_report_write(FILE *out, enum ana_report_format fmt,
 				const struct ana_report_input *in)
 {
@@ -207,6 +1223,8 @@ enum sn_status ana_report_write(FILE *out, enum ana_report_format fmt,
 		fputc('\n', out);
 		free(txt);
 		cJSON_Delete(root);
+	} else if (fmt == ANA_REPORT_CSV) {
+		csv_write(out, in);
 	} else {
 		text_write(out, in);
 	}

@@ -4,7 +4,8 @@
  * Headless mode (-N): read every -I input (merged in timestamp order), run the engine, print the
  * report. Exit status: 0 on success (also when an input was truncated: the report covers what
  * came before, and a warning names the file and byte offset), 1 when writing the report
- * failed, 2 for a usage error or an input that cannot be read as a capture at all.
+ * failed or --call-report names no call, 2 for a usage error or an input that cannot be read
+ * as a capture at all.
  */
 #include "config.h"
 
@@ -13,16 +14,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sipnab/ana_report.h"
 #include "sipnab/cap_reader.h"
+#include "sipnab/ana_filter.h"
 #include "sipnab/eng.h"
+#include "sipnab/eng_result.h"
+#include "sipnab/eng_run.h"
 
 #define EXIT_USAGE 2
 
 enum {
 	OPT_REPORT = 256,
 	OPT_NO_RTP_HEURISTIC,
+	OPT_CORES,
+	OPT_MAX_STREAMS,
+	OPT_PROBLEMS,
+	OPT_SLOW_SETUP,
+	OPT_SHORT_CALLS,
+	OPT_ONE_WAY,
+	OPT_CALL_REPORT,
 };
 
 struct options {
@@ -31,7 +43,9 @@ struct options {
 	bool headless;
 	bool report;
 	enum ana_report_format format;
-	bool rtp_heuristic;
+	struct eng_run_config run;
+	struct ana_filter filter;
+	const char *call_report; /* --call-report CALL-ID */
 };
 
 struct run_errors {
@@ -43,14 +57,23 @@ struct run_errors {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: sipnab -N -I FILE [-I FILE ...] [--report[=text|json]]\n"
+		"Usage: sipnab -N -I FILE [-I FILE ...] [options]\n"
 		"\n"
-		"Reconstruct SIP and RTP from capture files (pcap, pcapng, optionally gzip).\n"
+		"Reconstruct SIP calls and RTP streams from capture files (pcap, pcapng, gzip).\n"
 		"\n"
 		"  -I, --input FILE        read a capture file; repeatable (merged by time); - = stdin\n"
 		"  -N, --no-interface      headless: no ncurses UI, print a report\n"
-		"      --report[=FORMAT]   print the report as text (default) or json\n"
-		"      --no-rtp-heuristic  do not count unannounced UDP payloads as RTP/RTCP\n"
+		"      --report[=FORMAT]   report as text (default), json or csv (one CDR per call)\n"
+		"      --cores N           worker threads (default: online CPUs; 1 = one thread)\n"
+		"  -c, --calls-only        report only INVITE calls\n"
+		"      --problems          only calls with problems (failed, MOS < 3.6, loss > 1 %%,\n"
+		"                          one-way audio, retransmissions)\n"
+		"      --slow-setup[=MS]   only calls whose setup took longer than MS (3000)\n"
+		"      --short-calls[=S]   only answered calls shorter than S seconds (5)\n"
+		"      --one-way           only answered calls with one-way or no audio\n"
+		"      --call-report ID    one call in detail, with its message ladder\n"
+		"      --no-rtp-heuristic  keep only RTP streams that an SDP announced\n"
+		"      --max-streams N     candidate RTP streams tracked per worker (1000000)\n"
 		"  -h, --help              show this help\n"
 		"  -V, --version           show the version\n"
 		"\n"
@@ -75,6 +98,24 @@ static void on_input_error(void *user, uint32_t file_index, enum sn_status st,
 		e->file, diag->msg, (unsigned long long)diag->offset);
 }
 
+/* A whole number in [min, max] for option @p name; prints the error itself. */
+static int parse_count(const char *text, const char *name, unsigned long min, unsigned long max,
+		       uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || end == text || *end != '\0' || text[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "sipnab: %s: '%s' is not a number from %lu to %lu\n", name, text,
+			min, max);
+		return EXIT_USAGE;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -82,16 +123,27 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"no-interface", no_argument, NULL, 'N'},
 		{"report", optional_argument, NULL, OPT_REPORT},
 		{"no-rtp-heuristic", no_argument, NULL, OPT_NO_RTP_HEURISTIC},
+		{"calls-only", no_argument, NULL, 'c'},
+		{"cores", required_argument, NULL, OPT_CORES},
+		{"max-streams", required_argument, NULL, OPT_MAX_STREAMS},
+		{"problems", no_argument, NULL, OPT_PROBLEMS},
+		{"slow-setup", optional_argument, NULL, OPT_SLOW_SETUP},
+		{"short-calls", optional_argument, NULL, OPT_SHORT_CALLS},
+		{"one-way", no_argument, NULL, OPT_ONE_WAY},
+		{"call-report", required_argument, NULL, OPT_CALL_REPORT},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int c;
 
-	o->rtp_heuristic = true;
+	o->run.eng.rtp_heuristic = true;
+	o->run.cores = cpus > 0 ? (uint32_t)cpus : 1;
 	o->format = ANA_REPORT_TEXT;
+	ana_filter_init(&o->filter);
 	o->inputs = sn_xcalloc((size_t)argc + 1, sizeof(*o->inputs));
-	while ((c = getopt_long(argc, argv, "I:NhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "I:NchV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'I':
 			o->inputs[o->input_count++] = optarg;
@@ -101,18 +153,52 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_REPORT:
 			o->report = true;
-			if (!optarg || strcmp(optarg, "text") == 0) {
-				o->format = ANA_REPORT_TEXT;
-			} else if (strcmp(optarg, "json") == 0) {
-				o->format = ANA_REPORT_JSON;
-			} else {
-				fprintf(stderr, "sipnab: --report: unknown format '%s' (text, json)\n",
+			if (optarg && ana_report_format_parse(optarg, &o->format) != SN_OK) {
+				fprintf(stderr,
+					"sipnab: --report: unknown format '%s' (text, json, csv)\n",
 					optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case OPT_NO_RTP_HEURISTIC:
-			o->rtp_heuristic = false;
+			o->run.eng.rtp_heuristic = false;
+			break;
+		case 'c':
+			o->run.eng.invite_only = true;
+			break;
+		case OPT_CORES:
+			if (parse_count(optarg, "--cores", 1, 1024, &o->run.cores) != 0) {
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_MAX_STREAMS:
+			if (parse_count(optarg, "--max-streams", 1, UINT32_MAX,
+					&o->run.eng.max_streams) != 0) {
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_PROBLEMS:
+			o->filter.problems = true;
+			break;
+		case OPT_ONE_WAY:
+			o->filter.one_way = true;
+			break;
+		case OPT_SLOW_SETUP:
+			o->filter.slow_setup = true;
+			if (optarg && parse_count(optarg, "--slow-setup", 0, UINT32_MAX,
+						  &o->filter.slow_setup_ms) != 0) {
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_SHORT_CALLS:
+			o->filter.short_calls = true;
+			if (optarg && parse_count(optarg, "--short-calls", 0, UINT32_MAX,
+						  &o->filter.short_call_s) != 0) {
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_CALL_REPORT:
+			o->call_report = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -147,10 +233,9 @@ static int run_headless(const struct options *o)
 	struct cap_reader **readers = sn_xcalloc(o->input_count, sizeof(*readers));
 	const char **formats = sn_xcalloc(o->input_count, sizeof(*formats));
 	struct run_errors re = {NULL, 0, o->inputs};
-	struct eng_config cfg = {.rtp_heuristic = o->rtp_heuristic};
 	struct cap_merge *merge;
-	struct cap_record rec;
-	struct eng *eng;
+	struct eng_result *res;
+	enum sn_status st;
 	int rc = 0;
 
 	for (size_t i = 0; i < o->input_count; i++) {
@@ -167,25 +252,31 @@ static int run_headless(const struct options *o)
 		formats[i] = cap_reader_format(readers[i]);
 	}
 	merge = cap_merge_new(readers, o->input_count);
-	eng = eng_new(&cfg);
-	while (cap_merge_next(merge, &rec, on_input_error, &re) == SN_OK) {
-		eng_packet(eng, &rec);
-	}
-	eng_finish(eng);
+	res = eng_run(merge, &o->run, on_input_error, &re);
 
 	struct ana_report_input in = {
 		.files = o->inputs,
 		.formats = formats,
 		.file_count = o->input_count,
-		.stats = eng_stats(eng),
+		.result = res,
 		.errors = re.list,
 		.error_count = re.count,
+		.filter = &o->filter,
 	};
-	if (ana_report_write(stdout, o->format, &in) != SN_OK) {
+	if (o->call_report) {
+		st = ana_report_call(stdout, &in, o->call_report);
+		if (st == SN_ENOTFOUND) {
+			fprintf(stderr, "sipnab: no call with Call-ID %s\n", o->call_report);
+			rc = 1;
+		}
+	} else {
+		st = ana_report_write(stdout, o->format, &in);
+	}
+	if (st == SN_ESYS) {
 		fprintf(stderr, "sipnab: writing the report failed: %s\n", strerror(errno));
 		rc = 1;
 	}
-	eng_free(eng);
+	eng_result_free(res);
 	cap_merge_free(merge);
 	for (size_t i = 0; i < re.count; i++) {
 		free((char *)re.list[i].message);

@@ -14,7 +14,7 @@
 #include "sipnab/sip_msg.h"
 #include "sipnab/sn_arena.h"
 
-#define S(lit) (const uint8_t *)(lit), (sizeof(lit) - 1)
+#define S(lit)	(const uint8_t *)(lit), (sizeof(lit) - 1)
 #define SL(lit) sn_slice_make((lit), sizeof(lit) - 1)
 
 static struct sn_arena arena;
@@ -40,23 +40,23 @@ static bool slice_is(struct sn_slice s, const char *str)
 	return s.len == strlen(str) && memcmp(s.ptr, str, s.len) == 0;
 }
 
-#define ck_slice(s, str) ck_assert_msg(slice_is((s), (str)), "expected \"%s\", got \"%.*s\"", \
-				       (str), (int)(s).len, (const char *)(s).ptr)
+#define ck_slice(s, str)                                                                          \
+	ck_assert_msg(slice_is((s), (str)), "expected \"%s\", got \"%.*s\"", (str), (int)(s).len, \
+		      (const char *)(s).ptr)
 
-static const char invite[] =
-	"INVITE sip:bob@biloxi.example.com SIP/2.0\r\n"
-	"Via: SIP/2.0/UDP pc33.atlanta.example.com;branch=z9hG4bK776asdhds\r\n"
-	"Max-Forwards: 70\r\n"
-	"Route: <sip:p1.example.com;lr>\r\n"
-	"To: Bob <sip:bob@biloxi.example.com>\r\n"
-	"From: Alice <sip:alice@atlanta.example.com>;tag=1928301774\r\n"
-	"Call-ID: a84b4c76e66710\r\n"
-	"CSeq: 314159 INVITE\r\n"
-	"Contact: <sip:alice@pc33.atlanta.example.com>\r\n"
-	"Content-Type: application/sdp\r\n"
-	"Content-Length: 4\r\n"
-	"\r\n"
-	"v=0\n";
+static const char invite[] = "INVITE sip:bob@biloxi.example.com SIP/2.0\r\n"
+			     "Via: SIP/2.0/UDP pc33.atlanta.example.com;branch=z9hG4bK776asdhds\r\n"
+			     "Max-Forwards: 70\r\n"
+			     "Route: <sip:p1.example.com;lr>\r\n"
+			     "To: Bob <sip:bob@biloxi.example.com>\r\n"
+			     "From: Alice <sip:alice@atlanta.example.com>;tag=1928301774\r\n"
+			     "Call-ID: a84b4c76e66710\r\n"
+			     "CSeq: 314159 INVITE\r\n"
+			     "Contact: <sip:alice@pc33.atlanta.example.com>\r\n"
+			     "Content-Type: application/sdp\r\n"
+			     "Content-Length: 4\r\n"
+			     "\r\n"
+			     "v=0\n";
 
 /* Compare every parsed field of two messages; Content-Length lines are compared by value. */
 static void assert_same_msg(const struct sip_msg *a, const struct sip_msg *b, const char *what)
@@ -91,8 +91,7 @@ static void assert_same_msg(const struct sip_msg *a, const struct sip_msg *b, co
 			      "%s: header %u differs", what, i);
 		j++;
 	}
-	ck_assert_msg(b->has_content_length && b->content_length == b->body.len, "%s: clen",
-		      what);
+	ck_assert_msg(b->has_content_length && b->content_length == b->body.len, "%s: clen", what);
 }
 
 static void round_trip(const uint8_t *p, size_t len, const char *what)
@@ -110,10 +109,11 @@ static void round_trip(const uint8_t *p, size_t len, const char *what)
 
 START_TEST(test_sip_build_round_trips_simple_messages)
 {
-	static const char ok[] = "SIP/2.0 200 OK\r\n"
-				 "v: SIP/2.0/UDP h;branch=z9hG4bKa, SIP/2.0/TCP g;branch=z9hG4bKb\r\n"
-				 "t: <sip:a@b>;tag=x\r\nf: <sip:c@d>;tag=y\r\ni: id\r\n"
-				 "CSeq: 1 INVITE\r\nSubject: folded\r\n value\r\n\r\n";
+	static const char ok[] =
+		"SIP/2.0 200 OK\r\n"
+		"v: SIP/2.0/UDP h;branch=z9hG4bKa, SIP/2.0/TCP g;branch=z9hG4bKb\r\n"
+		"t: <sip:a@b>;tag=x\r\nf: <sip:c@d>;tag=y\r\ni: id\r\n"
+		"CSeq: 1 INVITE\r\nSubject: folded\r\n value\r\n\r\n";
 	round_trip(S(invite), "invite");
 	round_trip(S(ok), "200");
 }
@@ -121,12 +121,11 @@ END_TEST
 
 START_TEST(test_sip_build_round_trips_rfc4475_valid_messages)
 {
-	static const char *const names[] = {"wsinv",  "intmeth", "esc01",    "escnull", "esc02",
-					    "lwsdisp", "longreq", "dblreq",  "semiuri", "transports",
-					    "mpart01", "unreason", "noreason", "unkscm", "novelsc",
-					    "unksm2", "bext01",  "invut",    "regaut01", "bcast",
-					    "zeromf", "cparam01", "cparam02", "regescrt", "sdp01",
-					    "inv2543"};
+	static const char *const names[] = {
+		"wsinv",    "intmeth",	"esc01",      "escnull", "esc02",    "lwsdisp",	 "longreq",
+		"dblreq",   "semiuri",	"transports", "mpart01", "unreason", "noreason", "unkscm",
+		"novelsc",  "unksm2",	"bext01",     "invut",	 "regaut01", "bcast",	 "zeromf",
+		"cparam01", "cparam02", "regescrt",   "sdp01",	 "inv2543"};
 	const char *dir = getenv("SIPNAB_CORPUS");
 	static uint8_t buf[16384];
 

@@ -33,8 +33,9 @@ static bool slice_is(struct sn_slice s, const char *str)
 	return s.len == strlen(str) && memcmp(s.ptr, str, s.len) == 0;
 }
 
-#define ck_slice(s, str) ck_assert_msg(slice_is((s), (str)), "expected \"%s\", got \"%.*s\"", \
-				       (str), (int)(s).len, (const char *)(s).ptr)
+#define ck_slice(s, str)                                                                          \
+	ck_assert_msg(slice_is((s), (str)), "expected \"%s\", got \"%.*s\"", (str), (int)(s).len, \
+		      (const char *)(s).ptr)
 
 static const char invite[] =
 	"INVITE sip:bob@biloxi.example.com SIP/2.0\r\n"
@@ -148,17 +149,23 @@ END_TEST
 START_TEST(test_sip_parse_rejects_malformed_start_lines)
 {
 	static const char *const bad[] = {
-		"INVITE  sip:a@b SIP/2.0\r\n\r\n",   "INVITE sip:a@b  SIP/2.0\r\n\r\n",
-		"INVITE sip:a@b SIP/2.0 \r\n\r\n",   "INVITE sip:a@b HTTP/1.1\r\n\r\n",
-		"SIP/2.0 1000 Big\r\n\r\n",          "SIP/2.0 099 Small\r\n\r\n",
-		"SIP/2.0 700 Big\r\n\r\n",           "SIP/2.0 2x0 OK\r\n\r\n",
-		"SIP/2.0\r\n\r\n",                   "INV<ITE sip:a@b SIP/2.0\r\n\r\n",
-		"\x80\x08\x12\x34 rtp\r\n\r\n",     "INVITE\r\n\r\n",
+		"INVITE  sip:a@b SIP/2.0\r\n\r\n",
+		"INVITE sip:a@b  SIP/2.0\r\n\r\n",
+		"INVITE sip:a@b SIP/2.0 \r\n\r\n",
+		"INVITE sip:a@b HTTP/1.1\r\n\r\n",
+		"SIP/2.0 1000 Big\r\n\r\n",
+		"SIP/2.0 099 Small\r\n\r\n",
+		"SIP/2.0 700 Big\r\n\r\n",
+		"SIP/2.0 2x0 OK\r\n\r\n",
+		"SIP/2.0\r\n\r\n",
+		"INV<ITE sip:a@b SIP/2.0\r\n\r\n",
+		"\x80\x08\x12\x34 rtp\r\n\r\n",
+		"INVITE\r\n\r\n",
 		"SIP/2.0 4294967301 big\r\n\r\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		ck_assert_msg(sip_msg_parse(&msg, &arena, (const uint8_t *)bad[i], strlen(bad[i])) ==
-				      SN_EPARSE,
+		ck_assert_msg(sip_msg_parse(&msg, &arena, (const uint8_t *)bad[i],
+					    strlen(bad[i])) == SN_EPARSE,
 			      "case %zu", i);
 	}
 }
@@ -197,16 +204,26 @@ START_TEST(test_sip_parse_maps_compact_forms)
 		char c;
 		enum sip_hdr_id id;
 	} map[] = {
-		{'i', SIP_HDR_CALL_ID},        {'m', SIP_HDR_CONTACT},
-		{'f', SIP_HDR_FROM},           {'t', SIP_HDR_TO},
-		{'v', SIP_HDR_VIA},            {'l', SIP_HDR_CONTENT_LENGTH},
-		{'c', SIP_HDR_CONTENT_TYPE},   {'k', SIP_HDR_SUPPORTED},
-		{'s', SIP_HDR_SUBJECT},        {'e', SIP_HDR_CONTENT_ENCODING},
-		{'o', SIP_HDR_EVENT},          {'u', SIP_HDR_ALLOW_EVENTS},
-		{'r', SIP_HDR_REFER_TO},       {'b', SIP_HDR_REFERRED_BY},
-		{'x', SIP_HDR_SESSION_EXPIRES}, {'a', SIP_HDR_ACCEPT_CONTACT},
-		{'j', SIP_HDR_REJECT_CONTACT}, {'d', SIP_HDR_REQUEST_DISPOSITION},
-		{'y', SIP_HDR_IDENTITY},       {'n', SIP_HDR_IDENTITY_INFO},
+		{'i', SIP_HDR_CALL_ID},
+		{'m', SIP_HDR_CONTACT},
+		{'f', SIP_HDR_FROM},
+		{'t', SIP_HDR_TO},
+		{'v', SIP_HDR_VIA},
+		{'l', SIP_HDR_CONTENT_LENGTH},
+		{'c', SIP_HDR_CONTENT_TYPE},
+		{'k', SIP_HDR_SUPPORTED},
+		{'s', SIP_HDR_SUBJECT},
+		{'e', SIP_HDR_CONTENT_ENCODING},
+		{'o', SIP_HDR_EVENT},
+		{'u', SIP_HDR_ALLOW_EVENTS},
+		{'r', SIP_HDR_REFER_TO},
+		{'b', SIP_HDR_REFERRED_BY},
+		{'x', SIP_HDR_SESSION_EXPIRES},
+		{'a', SIP_HDR_ACCEPT_CONTACT},
+		{'j', SIP_HDR_REJECT_CONTACT},
+		{'d', SIP_HDR_REQUEST_DISPOSITION},
+		{'y', SIP_HDR_IDENTITY},
+		{'n', SIP_HDR_IDENTITY_INFO},
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
 		char up = (char)(map[i].c - 32);
@@ -342,9 +359,10 @@ START_TEST(test_sip_parse_rejects_negative_content_length)
 {
 	uint32_t v;
 
-	ck_assert_int_eq(sip_msg_parse(&msg, &arena,
-				       S("INVITE sip:a@b SIP/2.0\r\nContent-Length: -5\r\n\r\nbody")),
-			 SN_OK);
+	ck_assert_int_eq(
+		sip_msg_parse(&msg, &arena,
+			      S("INVITE sip:a@b SIP/2.0\r\nContent-Length: -5\r\n\r\nbody")),
+		SN_OK);
 	ck_assert(msg.flags & SIP_MSG_F_BAD_CONTENT_LENGTH);
 	ck_assert(!msg.has_content_length);
 	ck_slice(msg.body, "body");
@@ -380,9 +398,10 @@ END_TEST
 
 START_TEST(test_sip_parse_returns_etrunc_when_body_is_short)
 {
-	ck_assert_int_eq(sip_msg_parse(&msg, &arena,
-				       S("INVITE sip:a@b SIP/2.0\r\nCall-ID: x\r\nl: 10\r\n\r\nabc")),
-			 SN_ETRUNC);
+	ck_assert_int_eq(
+		sip_msg_parse(&msg, &arena,
+			      S("INVITE sip:a@b SIP/2.0\r\nCall-ID: x\r\nl: 10\r\n\r\nabc")),
+		SN_ETRUNC);
 	ck_assert(msg.flags & SIP_MSG_F_BODY_TRUNC);
 	ck_slice(msg.call_id, "x");
 	ck_slice(msg.body, "abc");
@@ -391,9 +410,10 @@ END_TEST
 
 START_TEST(test_sip_parse_accepts_bare_lf)
 {
-	ck_assert_int_eq(sip_msg_parse(&msg, &arena,
-				       S("BYE sip:a@b SIP/2.0\nCall-ID: lf\nContent-Length: 1\n\nZ")),
-			 SN_OK);
+	ck_assert_int_eq(
+		sip_msg_parse(&msg, &arena,
+			      S("BYE sip:a@b SIP/2.0\nCall-ID: lf\nContent-Length: 1\n\nZ")),
+		SN_OK);
 	ck_slice(msg.call_id, "lf");
 	ck_slice(msg.body, "Z");
 	ck_assert(msg.flags & SIP_MSG_F_BARE_LF);
@@ -402,9 +422,10 @@ END_TEST
 
 START_TEST(test_sip_parse_flags_malformed_header_line)
 {
-	ck_assert_int_eq(sip_msg_parse(&msg, &arena,
-				       S("BYE sip:a@b SIP/2.0\r\nno colon here\r\nCall-ID: x\r\n\r\n")),
-			 SN_OK);
+	ck_assert_int_eq(
+		sip_msg_parse(&msg, &arena,
+			      S("BYE sip:a@b SIP/2.0\r\nno colon here\r\nCall-ID: x\r\n\r\n")),
+		SN_OK);
 	ck_assert(msg.flags & SIP_MSG_F_BAD_HEADER);
 	ck_slice(msg.call_id, "x");
 }
@@ -412,8 +433,7 @@ END_TEST
 
 START_TEST(test_sip_parse_gives_ok_or_etrunc_for_every_prefix)
 {
-	static const char *const msgs[] = {invite, ringing,
-					   "SIP/2.0 100\r\nCall-ID: x\r\n\r\n"};
+	static const char *const msgs[] = {invite, ringing, "SIP/2.0 100\r\nCall-ID: x\r\n\r\n"};
 	for (size_t m = 0; m < 3; m++) {
 		size_t len = strlen(msgs[m]);
 		for (size_t n = 0; n <= len; n++) {
@@ -547,9 +567,9 @@ START_TEST(test_sip_multipart_split_finds_sdp_part)
 	ck_assert_int_eq(sip_msg_find_sdp(&msg, &sdp), SN_OK);
 	ck_slice(sdp, "v=0\r\no=- 1 1 IN IP4 192.0.2.1");
 	ck_assert_int_eq(sip_multipart_split(msg.content_type, msg.body, parts, 1, &n), SN_ELIMIT);
-	ck_assert_int_eq(sip_multipart_split(sn_slice_make("application/sdp", 15), msg.body, parts,
-					     4, &n),
-			 SN_EPARSE);
+	ck_assert_int_eq(
+		sip_multipart_split(sn_slice_make("application/sdp", 15), msg.body, parts, 4, &n),
+		SN_EPARSE);
 }
 END_TEST
 
@@ -588,11 +608,14 @@ static Suite *sip_parse_suite(void)
 		 {test_sip_parse_reads_request_line_and_core_headers,
 		  test_sip_parse_keeps_unknown_method_token, test_sip_parse_maps_every_method}},
 		{"status_line",
-		 {test_sip_parse_reads_status_line, test_sip_parse_accepts_status_line_without_reason}},
+		 {test_sip_parse_reads_status_line,
+		  test_sip_parse_accepts_status_line_without_reason}},
 		{"malformed",
-		 {test_sip_parse_rejects_malformed_start_lines, test_sip_parse_flags_unknown_version,
+		 {test_sip_parse_rejects_malformed_start_lines,
+		  test_sip_parse_flags_unknown_version,
 		  test_sip_parse_flags_malformed_header_line}},
-		{"folding", {test_sip_parse_unfolds_continuation_lines, test_sip_parse_accepts_bare_lf}},
+		{"folding",
+		 {test_sip_parse_unfolds_continuation_lines, test_sip_parse_accepts_bare_lf}},
 		{"compact_form",
 		 {test_sip_parse_maps_compact_forms, test_sip_parse_reads_compact_message}},
 		{"lists",

@@ -17,8 +17,9 @@ static bool slice_is(struct sn_slice s, const char *str)
 	return s.len == strlen(str) && memcmp(s.ptr, str, s.len) == 0;
 }
 
-#define ck_slice(s, str) ck_assert_msg(slice_is((s), (str)), "expected \"%s\", got \"%.*s\"", \
-				       (str), (int)(s).len, (const char *)(s).ptr)
+#define ck_slice(s, str)                                                                          \
+	ck_assert_msg(slice_is((s), (str)), "expected \"%s\", got \"%.*s\"", (str), (int)(s).len, \
+		      (const char *)(s).ptr)
 
 START_TEST(test_sip_uri_parses_full_sip_uri)
 {
@@ -74,10 +75,22 @@ END_TEST
 START_TEST(test_sip_uri_rejects_malformed_uris)
 {
 	static const char *const bad[] = {
-		"",          "sip:",          "sip:@host",        "sip:host:",
-		"sip:host:99999", "sip:host:12a", "sip:us er@host", "sip:[::1",
-		"sip:host;;lr", "sip:host;=x",  "<sip:host>",       "sip:ho<st",
-		"1sip:host",  "sip:user@",     "tel:",             "sip:%zz@host",
+		"",
+		"sip:",
+		"sip:@host",
+		"sip:host:",
+		"sip:host:99999",
+		"sip:host:12a",
+		"sip:us er@host",
+		"sip:[::1",
+		"sip:host;;lr",
+		"sip:host;=x",
+		"<sip:host>",
+		"sip:ho<st",
+		"1sip:host",
+		"sip:user@",
+		"tel:",
+		"sip:%zz@host",
 		"sip:host;a=",
 	};
 	struct sip_uri u;

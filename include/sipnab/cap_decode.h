@@ -92,4 +92,14 @@ const struct cap_decode_stats *cap_decoder_stats(const struct cap_decoder *d);
 
 void cap_decoder_free(struct cap_decoder *d);
 
+/**
+ * Shard key of a record: a hash of the unordered pair of its outermost IP addresses, so that
+ * every packet between two hosts (and every fragment of a datagram) gets the same key.
+ * Stateless and cheap: reads only the link header, tags and the IP addresses.
+ * @param rec the record
+ * @return the hash; 0 for records that are not IP or are too short to tell
+ * Thread: any.
+ */
+uint32_t cap_record_host_hash(const struct cap_record *rec);
+
 #endif

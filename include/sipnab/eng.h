@@ -39,6 +39,10 @@ struct eng_stats {
 	uint64_t ip_fragments, ip_reassembled, frag_timeouts, tunnels;
 	uint64_t tcp_retransmissions, tcp_out_of_order, tcp_gaps;
 	uint64_t requests, responses;
+	uint64_t rtp_candidates;     /* UDP payloads that passed the RTP header checks */
+	uint64_t streams_dropped;    /* candidate streams not tracked: max_streams reached */
+	uint64_t rtp_dropped;        /* RTP packets not kept: stream budget or max_streams */
+	uint64_t msgs_dropped;       /* SIP messages not kept: keep_bytes budget */
 	uint64_t responses_by_code[700];    /* index = status code (100..699) */
 	uint32_t method_count;              /* entries used in methods */
 	struct eng_method_count methods[ENG_MAX_METHOD_NAMES];
@@ -46,7 +50,11 @@ struct eng_stats {
 };
 
 struct eng_config {
-	bool rtp_heuristic; /* count unannounced UDP payloads that look like RTP/RTCP */
+	bool rtp_heuristic;          /* keep RTP streams no SDP announced when they look like RTP */
+	bool invite_only;            /* -c: report only INVITE calls */
+	uint32_t max_streams;        /* candidate RTP streams per worker; 0 = default (1,000,000) */
+	uint32_t stream_max_packets; /* packets kept per stream; 0 = default (16,777,216) */
+	size_t keep_bytes;           /* budget for message summaries and bytes; 0 = 4 GiB */
 };
 
 struct eng;
@@ -54,7 +62,12 @@ struct eng;
 /** New engine; @p cfg may be NULL for defaults. */
 struct eng *eng_new(const struct eng_config *cfg);
 
-/** Process one record (any link type). Thread: the engine's thread. */
+/**
+ * Process one record (any link type).
+ * @param e the engine
+ * @param rec the record; its file_index and offset (with its time) order the outputs
+ * Thread: the engine's thread.
+ */
 void eng_packet(struct eng *e, const struct cap_record *rec);
 
 /** Flush transport state (TCP streams with buffered bytes); call once after the last record. */

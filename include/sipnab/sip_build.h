@@ -32,13 +32,13 @@ struct sip_build_hdr {
 };
 
 struct sip_build {
-	struct sn_arena *arena;     /* generated values; borrowed */
-	bool has_start;             /* a start line was set */
+	struct sn_arena *arena; /* generated values; borrowed */
+	bool has_start;		/* a start line was set */
 	bool is_request;
-	struct sn_slice method;     /* requests */
-	struct sn_slice ruri;       /* requests */
-	uint16_t status_code;       /* responses */
-	struct sn_slice reason;     /* responses */
+	struct sn_slice method;	    /* requests */
+	struct sn_slice ruri;	    /* requests */
+	uint16_t status_code;	    /* responses */
+	struct sn_slice reason;	    /* responses */
 	struct sip_build_hdr *hdrs; /* heap array, owned; never holds Content-Length */
 	size_t hdr_count;
 	size_t hdr_cap;

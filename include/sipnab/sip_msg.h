@@ -16,9 +16,9 @@
 #ifndef SIPNAB_SIP_MSG_H
 #define SIPNAB_SIP_MSG_H
 
+#include "sipnab/sip_uri.h"
 #include "sipnab/sn_arena.h"
 #include "sipnab/sn_base.h"
-#include "sipnab/sip_uri.h"
 
 /* More header lines than this give SN_ELIMIT. */
 #define SIP_MSG_MAX_HDRS 256
@@ -45,26 +45,26 @@ enum sip_method {
 /* Known header fields. Compact forms (RFC 3261 §7.3.3 and later RFCs) map to the full name. */
 enum sip_hdr_id {
 	SIP_HDR_OTHER = 0,
-	SIP_HDR_CALL_ID,             /* i */
-	SIP_HDR_CONTACT,             /* m */
-	SIP_HDR_FROM,                /* f */
-	SIP_HDR_TO,                  /* t */
-	SIP_HDR_VIA,                 /* v */
-	SIP_HDR_CONTENT_LENGTH,      /* l */
-	SIP_HDR_CONTENT_TYPE,        /* c */
-	SIP_HDR_SUPPORTED,           /* k */
-	SIP_HDR_SUBJECT,             /* s */
+	SIP_HDR_CALL_ID,	     /* i */
+	SIP_HDR_CONTACT,	     /* m */
+	SIP_HDR_FROM,		     /* f */
+	SIP_HDR_TO,		     /* t */
+	SIP_HDR_VIA,		     /* v */
+	SIP_HDR_CONTENT_LENGTH,	     /* l */
+	SIP_HDR_CONTENT_TYPE,	     /* c */
+	SIP_HDR_SUPPORTED,	     /* k */
+	SIP_HDR_SUBJECT,	     /* s */
 	SIP_HDR_CONTENT_ENCODING,    /* e */
-	SIP_HDR_EVENT,               /* o */
-	SIP_HDR_ALLOW_EVENTS,        /* u */
-	SIP_HDR_REFER_TO,            /* r */
-	SIP_HDR_REFERRED_BY,         /* b */
+	SIP_HDR_EVENT,		     /* o */
+	SIP_HDR_ALLOW_EVENTS,	     /* u */
+	SIP_HDR_REFER_TO,	     /* r */
+	SIP_HDR_REFERRED_BY,	     /* b */
 	SIP_HDR_SESSION_EXPIRES,     /* x */
-	SIP_HDR_ACCEPT_CONTACT,      /* a */
-	SIP_HDR_REJECT_CONTACT,      /* j */
+	SIP_HDR_ACCEPT_CONTACT,	     /* a */
+	SIP_HDR_REJECT_CONTACT,	     /* j */
 	SIP_HDR_REQUEST_DISPOSITION, /* d */
-	SIP_HDR_IDENTITY,            /* y */
-	SIP_HDR_IDENTITY_INFO,       /* n */
+	SIP_HDR_IDENTITY,	     /* y */
+	SIP_HDR_IDENTITY_INFO,	     /* n */
 	SIP_HDR_CSEQ,
 	SIP_HDR_MAX_FORWARDS,
 	SIP_HDR_ROUTE,
@@ -108,101 +108,101 @@ struct sip_hdr {
 /* Flags in struct sip_msg.flags. Missing mandatory headers (RFC 3261 §8.1.1): */
 #define SIP_MSG_F_NO_CALLID  (1u << 0)
 #define SIP_MSG_F_NO_FROM    (1u << 1)
-#define SIP_MSG_F_NO_TO      (1u << 2)
+#define SIP_MSG_F_NO_TO	     (1u << 2)
 #define SIP_MSG_F_NO_CSEQ    (1u << 3)
 #define SIP_MSG_F_NO_VIA     (1u << 4)
 #define SIP_MSG_F_NO_MAX_FWD (1u << 5) /* request without Max-Forwards (informational) */
 /* Invalid message: a server would answer 400 (sip_msg_invalid_reason() names the first): */
-#define SIP_MSG_F_BAD_VERSION          (1u << 6)  /* start line or Via not SIP/2.0 */
-#define SIP_MSG_F_BAD_URI              (1u << 7)  /* Request-URI malformed or carries headers */
+#define SIP_MSG_F_BAD_VERSION	       (1u << 6)  /* start line or Via not SIP/2.0 */
+#define SIP_MSG_F_BAD_URI	       (1u << 7)  /* Request-URI malformed or carries headers */
 #define SIP_MSG_F_BAD_CONTENT_LENGTH   (1u << 8)  /* negative, non-numeric or overflowing */
-#define SIP_MSG_F_BAD_CSEQ             (1u << 9)  /* CSeq number >= 2^31 or malformed */
+#define SIP_MSG_F_BAD_CSEQ	       (1u << 9)  /* CSeq number >= 2^31 or malformed */
 #define SIP_MSG_F_CSEQ_METHOD_MISMATCH (1u << 10) /* request method differs from CSeq method */
 #define SIP_MSG_F_DUP_SINGLE_HEADER    (1u << 11) /* two Call-ID/CSeq/From/To/C-L/Max-Fwd */
-#define SIP_MSG_F_BAD_VIA              (1u << 12)
-#define SIP_MSG_F_BAD_FROM             (1u << 13)
-#define SIP_MSG_F_BAD_TO               (1u << 14)
-#define SIP_MSG_F_BAD_CONTACT          (1u << 15)
-#define SIP_MSG_F_BAD_SCALAR           (1u << 16) /* Max-Forwards > 255, Expires overflow ... */
-#define SIP_MSG_F_BAD_DATE             (1u << 17) /* Date not in GMT (RFC 3261 §20.17) */
-#define SIP_MSG_F_BAD_HEADER           (1u << 18) /* a header line without a valid name/colon */
-#define SIP_MSG_F_BAD_ROUTE            (1u << 19) /* Route/Record-Route not a name-addr list */
-#define SIP_MSG_F_BAD_CALLID           (1u << 20) /* empty or containing whitespace */
+#define SIP_MSG_F_BAD_VIA	       (1u << 12)
+#define SIP_MSG_F_BAD_FROM	       (1u << 13)
+#define SIP_MSG_F_BAD_TO	       (1u << 14)
+#define SIP_MSG_F_BAD_CONTACT	       (1u << 15)
+#define SIP_MSG_F_BAD_SCALAR	       (1u << 16) /* Max-Forwards > 255, Expires overflow ... */
+#define SIP_MSG_F_BAD_DATE	       (1u << 17) /* Date not in GMT (RFC 3261 §20.17) */
+#define SIP_MSG_F_BAD_HEADER	       (1u << 18) /* a header line without a valid name/colon */
+#define SIP_MSG_F_BAD_ROUTE	       (1u << 19) /* Route/Record-Route not a name-addr list */
+#define SIP_MSG_F_BAD_CALLID	       (1u << 20) /* empty or containing whitespace */
 /* Informational: */
-#define SIP_MSG_F_BODY_TRUNC    (1u << 24) /* Content-Length exceeds the bytes present */
+#define SIP_MSG_F_BODY_TRUNC	 (1u << 24) /* Content-Length exceeds the bytes present */
 #define SIP_MSG_F_NO_CONTENT_LEN (1u << 25) /* no Content-Length: body is the rest */
-#define SIP_MSG_F_BARE_LF       (1u << 26) /* some line ended in LF without CR */
+#define SIP_MSG_F_BARE_LF	 (1u << 26) /* some line ended in LF without CR */
 
-#define SIP_MSG_F_MISSING_MANDATORY \
+#define SIP_MSG_F_MISSING_MANDATORY                                                      \
 	(SIP_MSG_F_NO_CALLID | SIP_MSG_F_NO_FROM | SIP_MSG_F_NO_TO | SIP_MSG_F_NO_CSEQ | \
 	 SIP_MSG_F_NO_VIA)
 #define SIP_MSG_F_INVALID (SIP_MSG_F_MISSING_MANDATORY | (0x1fffffu & ~0x3fu))
 
 /* A name-addr or addr-spec with its header parameters (From, To, Contact, Route, ...). */
 struct sip_name_addr {
-	struct sn_slice display; /* display name; quoted strings keep their quotes */
-	struct sn_slice uri_text;/* the URI without < > */
+	struct sn_slice display;  /* display name; quoted strings keep their quotes */
+	struct sn_slice uri_text; /* the URI without < > */
 	struct sip_uri uri;
-	struct sn_slice params;  /* header params after the first ';', without it */
-	struct sn_slice tag;     /* tag= param, empty when absent */
-	bool angle;              /* name-addr form (URI in < >) */
+	struct sn_slice params; /* header params after the first ';', without it */
+	struct sn_slice tag;	/* tag= param, empty when absent */
+	bool angle;		/* name-addr form (URI in < >) */
 };
 
 struct sip_via {
 	struct sn_slice proto_name;    /* "SIP" */
 	struct sn_slice proto_version; /* "2.0" */
 	struct sn_slice transport;     /* "UDP", "TCP", "TLS", "SCTP", "WS", "WSS" ... */
-	struct sn_slice host;          /* sent-by host; IPv6 keeps its [ ] */
-	uint16_t port;                 /* valid when has_port */
+	struct sn_slice host;	       /* sent-by host; IPv6 keeps its [ ] */
+	uint16_t port;		       /* valid when has_port */
 	bool has_port;
-	struct sn_slice params;        /* after the first ';', without it */
+	struct sn_slice params; /* after the first ';', without it */
 	struct sn_slice branch;
 	struct sn_slice received;
-	struct sn_slice rport;         /* value, empty when has_rport without a value */
+	struct sn_slice rport; /* value, empty when has_rport without a value */
 	bool has_rport;
 	struct sn_slice maddr;
 	struct sn_slice ttl;
 };
 
 struct sip_contact {
-	bool star;                 /* "Contact: *" */
+	bool star;		   /* "Contact: *" */
 	struct sip_name_addr addr; /* unset when star */
-	uint32_t expires;          /* valid when has_expires */
+	uint32_t expires;	   /* valid when has_expires */
 	bool has_expires;
-	struct sn_slice q;         /* q= value as written, empty when absent */
+	struct sn_slice q; /* q= value as written, empty when absent */
 };
 
 struct sip_msg {
 	bool is_request;
-	enum sip_method method;        /* requests */
-	struct sn_slice method_name;   /* requests */
-	struct sn_slice ruri;          /* requests */
-	struct sn_slice version;       /* "SIP/2.0" */
-	uint16_t status_code;          /* responses */
-	struct sn_slice reason;        /* responses; may be empty */
+	enum sip_method method;	     /* requests */
+	struct sn_slice method_name; /* requests */
+	struct sn_slice ruri;	     /* requests */
+	struct sn_slice version;     /* "SIP/2.0" */
+	uint16_t status_code;	     /* responses */
+	struct sn_slice reason;	     /* responses; may be empty */
 
-	struct sip_hdr *hdrs;          /* header index, in message order; arena storage */
+	struct sip_hdr *hdrs; /* header index, in message order; arena storage */
 	uint32_t hdr_count;
-	uint32_t flags;                /* SIP_MSG_F_* */
+	uint32_t flags; /* SIP_MSG_F_* */
 
 	struct sn_slice call_id;
-	struct sn_slice from_value;    /* raw header values, empty when absent */
+	struct sn_slice from_value; /* raw header values, empty when absent */
 	struct sn_slice to_value;
-	struct sn_slice from_tag;      /* empty when absent */
+	struct sn_slice from_tag; /* empty when absent */
 	struct sn_slice to_tag;
 	uint32_t cseq;
 	enum sip_method cseq_method;
 	struct sn_slice cseq_method_name;
-	struct sip_via via;            /* top-most Via, valid when via_count > 0 */
-	uint32_t via_count;            /* Via elements, over all Via lines */
-	uint32_t content_length;       /* valid when has_content_length */
+	struct sip_via via;	 /* top-most Via, valid when via_count > 0 */
+	uint32_t via_count;	 /* Via elements, over all Via lines */
+	uint32_t content_length; /* valid when has_content_length */
 	bool has_content_length;
-	int32_t max_forwards;          /* -1 when absent or invalid */
-	struct sn_slice content_type;  /* raw value, empty when absent */
+	int32_t max_forwards;	      /* -1 when absent or invalid */
+	struct sn_slice content_type; /* raw value, empty when absent */
 
-	struct sn_slice body;          /* Content-Length bytes (or the rest when absent) */
-	uint32_t hdr_len;              /* start line + headers + empty line */
-	uint32_t msg_len;              /* hdr_len + body.len */
+	struct sn_slice body; /* Content-Length bytes (or the rest when absent) */
+	uint32_t hdr_len;     /* start line + headers + empty line */
+	uint32_t msg_len;     /* hdr_len + body.len */
 };
 
 /**
@@ -307,7 +307,7 @@ const struct sip_hdr *sip_msg_hdr_find_name(const struct sip_msg *msg, const cha
 struct sip_hdr_iter {
 	const struct sip_msg *msg;
 	enum sip_hdr_id id;
-	uint32_t idx;         /* next header line to open */
+	uint32_t idx;	      /* next header line to open */
 	struct sn_slice rest; /* unread part of the current line */
 	bool in_line;
 };
@@ -378,8 +378,8 @@ enum sn_status sip_u32_parse(struct sn_slice text, uint32_t *out);
  * @param count set to the element count
  * @return SN_OK, SN_EPARSE when an element is malformed, SN_ELIMIT from the arena
  */
-enum sn_status sip_msg_vias(const struct sip_msg *msg, struct sn_arena *arena,
-			    struct sip_via **out, size_t *count);
+enum sn_status sip_msg_vias(const struct sip_msg *msg, struct sn_arena *arena, struct sip_via **out,
+			    size_t *count);
 
 /**
  * All Contact elements of a message.

@@ -22,15 +22,15 @@ enum sip_uri_scheme {
 struct sip_uri {
 	enum sip_uri_scheme scheme;
 	struct sn_slice scheme_name; /* "sip", "SIPS", "tel", ... as written */
-	struct sn_slice user;        /* sip user part, or the tel: subscriber number */
+	struct sn_slice user;	     /* sip user part, or the tel: subscriber number */
 	struct sn_slice password;    /* after ':' in userinfo */
-	struct sn_slice host;        /* hostname, IPv4, or IPv6 reference including [ ] */
-	uint16_t port;               /* valid when has_port */
+	struct sn_slice host;	     /* hostname, IPv4, or IPv6 reference including [ ] */
+	uint16_t port;		     /* valid when has_port */
 	bool has_port;
-	bool host_is_ipv6;           /* host is a [..] reference */
-	struct sn_slice params;      /* uri-parameters after the first ';', without it */
-	struct sn_slice headers;     /* after '?', without it */
-	struct sn_slice opaque;      /* everything after "scheme:" */
+	bool host_is_ipv6;	 /* host is a [..] reference */
+	struct sn_slice params;	 /* uri-parameters after the first ';', without it */
+	struct sn_slice headers; /* after '?', without it */
+	struct sn_slice opaque;	 /* everything after "scheme:" */
 	/* well-known uri-parameters, filled from params */
 	struct sn_slice transport;
 	struct sn_slice user_param; /* user=phone|ip */
@@ -60,8 +60,7 @@ enum sn_status sip_uri_parse(struct sn_slice text, struct sip_uri *uri);
  * @param value set to the value, or an empty slice with ptr NULL when there is no '='
  * @return true when a parameter was returned, false at the end of the list
  */
-bool sip_param_next(struct sn_slice *rest, char sep, struct sn_slice *name,
-		    struct sn_slice *value);
+bool sip_param_next(struct sn_slice *rest, char sep, struct sn_slice *name, struct sn_slice *value);
 
 /**
  * Find a parameter by name (ASCII case-insensitive) in a ';'-separated list.

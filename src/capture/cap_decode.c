@@ -600,3 +600,101 @@ enum sn_status cap_decoder_run(struct cap_decoder *d, const struct cap_record *r
 	}
 	return rc;
 }
+
+/* ---- shard key ---- */
+
+static uint32_t hash_bytes(const uint8_t *p, uint32_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (uint32_t i = 0; i < n; i++) {
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	}
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* Unordered pair of the addresses of the IP header at p (0 when not IP or too short). */
+static uint32_t ip_pair_hash(const uint8_t *p, uint32_t n)
+{
+	uint32_t a, b;
+
+	if (n >= 20 && (p[0] >> 4) == 4) {
+		a = hash_bytes(p + 12, 4);
+		b = hash_bytes(p + 16, 4);
+	} else if (n >= 40 && (p[0] >> 4) == 6) {
+		a = hash_bytes(p + 8, 16);
+		b = hash_bytes(p + 24, 16);
+	} else {
+		return 0;
+	}
+	/* symmetric: both directions give the same key; never 0 for IP */
+	return ((a ^ b) + (a < b ? a : b) * 0x9e3779b9u) | 1u;
+}
+
+uint32_t cap_record_host_hash(const struct cap_record *rec)
+{
+	const uint8_t *p = rec->data;
+	uint32_t n = rec->caplen;
+	uint16_t type;
+	int guard = 0;
+
+	switch (rec->linktype) {
+	case CAP_LINK_ETHERNET:
+		if (n < 14) {
+			return 0;
+		}
+		type = sn_be16(p + 12);
+		p += 14;
+		n -= 14;
+		break;
+	case CAP_LINK_LINUX_SLL:
+		if (n < 16) {
+			return 0;
+		}
+		type = sn_be16(p + 14);
+		p += 16;
+		n -= 16;
+		break;
+	case CAP_LINK_LINUX_SLL2:
+		if (n < 20) {
+			return 0;
+		}
+		type = sn_be16(p);
+		p += 20;
+		n -= 20;
+		break;
+	case CAP_LINK_NULL:
+	case CAP_LINK_LOOP:
+		if (n < 4) {
+			return 0;
+		}
+		return ip_pair_hash(p + 4, n - 4);
+	case CAP_LINK_RAW:
+	case CAP_LINK_IPV4:
+	case CAP_LINK_IPV6:
+		return ip_pair_hash(p, n);
+	default:
+		return 0;
+	}
+	while ((type == ETH_VLAN || type == ETH_QINQ || type == ETH_Q9100) && n >= 4 &&
+	       ++guard <= DECODE_MAX_VLAN_TAGS) {
+		type = sn_be16(p + 2);
+		p += 4;
+		n -= 4;
+	}
+	if (type == ETH_MPLS || type == ETH_MPLSM) {
+		while (n >= 4 && ++guard <= DECODE_MAX_VLAN_TAGS + DECODE_MAX_MPLS_LABELS) {
+			bool bottom = p[2] & 0x01;
+			p += 4;
+			n -= 4;
+			if (bottom) {
+				return ip_pair_hash(p, n);
+			}
+		}
+		return 0;
+	}
+	if (type == ETH_IPV4 || type == ETH_IPV6) {
+		return ip_pair_hash(p, n);
+	}
+	return 0;
+}

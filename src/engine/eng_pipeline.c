@@ -33,8 +33,11 @@
 #include "sipnab/cap_sctp.h"
 #include "sipnab/cap_tcp.h"
 #include "sipnab/cap_ws.h"
+#include "sipnab/sdp.h"
 #include "sipnab/sip_msg.h"
 #include "sipnab/sn_arena.h"
+
+#include "eng_int.h"
 
 enum dir_state {
 	DIR_NEW = 0,
@@ -43,16 +46,10 @@ enum dir_state {
 	DIR_OTHER,
 };
 
-enum sip_transport {
-	TR_UDP,
-	TR_TCP,
-	TR_WS,
-	TR_SCTP,
-};
-
 #define WS_MAX_MESSAGE  (256u * 1024u) /* a reassembled WebSocket message larger than this is dropped */
 #define SCTP_REASM_MAX  (4u * 1024u * 1024u)
 #define MSG_ARENA_LIMIT (1024u * 1024u) /* per-message parse arena budget */
+#define KEEP_DEFAULT    (4ull << 30)   /* summaries and message bytes */
 
 /* A WebSocket message being assembled from frames; owned by its TCP direction. */
 struct ws_msg {
@@ -62,17 +59,6 @@ struct ws_msg {
 	bool dropping;  /* the message exceeded WS_MAX_MESSAGE: discard until FIN */
 };
 
-struct eng {
-	struct eng_config cfg;
-	struct eng_stats st;
-	struct cap_decoder *dec;  /* owned */
-	struct cap_tcp *tcp;      /* owned */
-	struct cap_sctp_reasm *sctp; /* owned */
-	struct sn_arena arena;    /* reset after every SIP message */
-	bool record_had_sip;      /* the record being processed completed a SIP message */
-	uint8_t *scratch;         /* unmask buffer for one WebSocket frame */
-	size_t scratch_cap;
-};
 
 void eng_stats_init(struct eng_stats *s)
 {
@@ -133,6 +119,10 @@ void eng_stats_merge(struct eng_stats *dst, const struct eng_stats *src)
 	dst->tcp_gaps += src->tcp_gaps;
 	dst->requests += src->requests;
 	dst->responses += src->responses;
+	dst->rtp_candidates += src->rtp_candidates;
+	dst->streams_dropped += src->streams_dropped;
+	dst->rtp_dropped += src->rtp_dropped;
+	dst->msgs_dropped += src->msgs_dropped;
 	for (size_t i = 0; i < SN_ARRAY_SIZE(dst->responses_by_code); i++) {
 		dst->responses_by_code[i] += src->responses_by_code[i];
 	}
@@ -146,13 +136,14 @@ void eng_stats_merge(struct eng_stats *dst, const struct eng_stats *src)
 /* ---- SIP ---- */
 
 /* Parse one complete SIP message candidate and count it. */
-static void sip_message(struct eng *e, enum sip_transport tr, const uint8_t *p, size_t len)
+static void sip_message(struct eng *e, enum eng_transport tr, const struct cap_packet *pkt,
+			const uint8_t *p, size_t len)
 {
 	struct sip_msg msg;
 	enum sn_status st;
 
-	sn_arena_reset(&e->arena);
-	st = sip_msg_parse(&msg, &e->arena, p, len);
+	sn_arena_reset(&e->parse);
+	st = sip_msg_parse(&msg, &e->parse, p, len);
 	if (st != SN_OK) {
 		e->st.sip_errors++;
 		return;
@@ -160,16 +151,16 @@ static void sip_message(struct eng *e, enum sip_transport tr, const uint8_t *p, 
 	e->st.sip_messages++;
 	e->record_had_sip = true;
 	switch (tr) {
-	case TR_UDP:
+	case ENG_TR_UDP:
 		e->st.sip_udp++;
 		break;
-	case TR_TCP:
+	case ENG_TR_TCP:
 		e->st.sip_tcp++;
 		break;
-	case TR_WS:
+	case ENG_TR_WS:
 		e->st.sip_ws++;
 		break;
-	case TR_SCTP:
+	case ENG_TR_SCTP:
 		e->st.sip_sctp++;
 		break;
 	}
@@ -182,41 +173,20 @@ static void sip_message(struct eng *e, enum sip_transport tr, const uint8_t *p, 
 			e->st.responses_by_code[msg.status_code]++;
 		}
 	}
+	eng_msg_record(e, tr, pkt, &msg, p);
 }
 
 /* Does the datagram hold a SIP message (after keep-alive CRLFs)? */
-static bool datagram_sip(struct eng *e, enum sip_transport tr, const uint8_t *p, size_t len)
+static bool datagram_sip(struct eng *e, enum eng_transport tr, const struct cap_packet *pkt,
+			 const uint8_t *p, size_t len)
 {
 	size_t skip = sip_msg_skip_keepalive(p, len);
 
 	if (skip == len || !sip_msg_is_start(p + skip, len - skip)) {
 		return false;
 	}
-	sip_message(e, tr, p + skip, len - skip);
+	sip_message(e, tr, pkt, p + skip, len - skip);
 	return true;
-}
-
-/* ---- RTP / RTCP heuristics (RFC 3550 §5.1, §6.4; RFC 5761 §4 for the PT split) ---- */
-
-static void classify_udp_other(struct eng *e, const struct cap_packet *pkt)
-{
-	const uint8_t *p = pkt->payload;
-	size_t len = pkt->payload_len;
-
-	/* media runs on unprivileged ports; this keeps DNS, NetBIOS, DHCP... out */
-	if (e->cfg.rtp_heuristic && len >= 8 && (p[0] >> 6) == 2 && pkt->sport >= 1024 &&
-	    pkt->dport >= 1024) {
-		uint8_t pt = p[1];
-		if (pt >= 200 && pt <= 207) {
-			e->st.rtcp_packets++;
-			return;
-		}
-		if (len >= 12 && ((pt & 0x7f) < 72 || (pt & 0x7f) > 95)) {
-			e->st.rtp_packets++;
-			return;
-		}
-	}
-	e->st.other_packets++;
 }
 
 /* ---- TCP: SIP framing and WebSocket ---- */
@@ -269,7 +239,8 @@ static void ws_append(struct ws_msg *m, const uint8_t *p, size_t n)
 }
 
 /* Consume WebSocket frames; returns bytes consumed. */
-static size_t ws_frames(struct eng *e, struct cap_tcp_dir *dir, const uint8_t *data, size_t len)
+static size_t ws_frames(struct eng *e, struct cap_tcp_dir *dir, const struct cap_packet *pkt,
+			const uint8_t *data, size_t len)
 {
 	size_t used = 0;
 	struct ws_msg *m = dir->app_ptr;
@@ -318,7 +289,7 @@ static size_t ws_frames(struct eng *e, struct cap_tcp_dir *dir, const uint8_t *d
 		if (f.fin) {
 			if (m->dropping) {
 				e->st.sip_errors++;
-			} else if (!datagram_sip(e, TR_WS, m->buf, m->len) && m->len) {
+			} else if (!datagram_sip(e, ENG_TR_WS, pkt, m->buf, m->len) && m->len) {
 				e->st.sip_errors++;
 			}
 			m->len = 0;
@@ -329,7 +300,8 @@ static size_t ws_frames(struct eng *e, struct cap_tcp_dir *dir, const uint8_t *d
 }
 
 /* Consume SIP messages framed by Content-Length; returns bytes consumed. */
-static size_t sip_frames(struct eng *e, struct cap_tcp_dir *dir, const uint8_t *data, size_t len)
+static size_t sip_frames(struct eng *e, struct cap_tcp_dir *dir, const struct cap_packet *pkt,
+			 const uint8_t *data, size_t len)
 {
 	size_t used = 0;
 
@@ -354,7 +326,7 @@ static size_t sip_frames(struct eng *e, struct cap_tcp_dir *dir, const uint8_t *
 			used = next;
 			continue;
 		}
-		sip_message(e, TR_TCP, data + used, n);
+		sip_message(e, ENG_TR_TCP, pkt, data + used, n);
 		used += n;
 	}
 	return used;
@@ -366,7 +338,6 @@ static size_t tcp_data(void *user, struct cap_tcp_dir *dir, const struct cap_pac
 	struct eng *e = user;
 	size_t hdr_len;
 
-	(void)pkt;
 	if (gap) {
 		dir->app_state = dir->app_state == DIR_WS ? DIR_OTHER : DIR_NEW;
 	}
@@ -378,12 +349,12 @@ static size_t tcp_data(void *user, struct cap_tcp_dir *dir, const struct cap_pac
 		}
 		if (sip_msg_is_start(data + skip, len - skip)) {
 			dir->app_state = DIR_SIP;
-			return skip + sip_frames(e, dir, data + skip, len - skip);
+			return skip + sip_frames(e, dir, pkt, data + skip, len - skip);
 		}
 		enum sn_status st = cap_ws_handshake(data + skip, len - skip, &hdr_len);
 		if (st == SN_OK) {
 			dir->app_state = DIR_WS;
-			return skip + hdr_len + ws_frames(e, dir, data + skip + hdr_len,
+			return skip + hdr_len + ws_frames(e, dir, pkt, data + skip + hdr_len,
 							  len - skip - hdr_len);
 		}
 		if (st == SN_ETRUNC && len < 8192) {
@@ -393,14 +364,14 @@ static size_t tcp_data(void *user, struct cap_tcp_dir *dir, const struct cap_pac
 		size_t next = sip_resync(data, skip, len);
 		if (next < len) {
 			dir->app_state = DIR_SIP;
-			return next + sip_frames(e, dir, data + next, len - next);
+			return next + sip_frames(e, dir, pkt, data + next, len - next);
 		}
 		return len > 2048 ? len - 2048 : 0;
 	}
 	case DIR_SIP:
-		return sip_frames(e, dir, data, len);
+		return sip_frames(e, dir, pkt, data, len);
 	case DIR_WS:
-		return ws_frames(e, dir, data, len);
+		return ws_frames(e, dir, pkt, data, len);
 	default:
 		return len;
 	}
@@ -412,8 +383,7 @@ static void sctp_data(void *user, const struct cap_packet *pkt, const struct cap
 {
 	struct eng *e = user;
 
-	(void)pkt;
-	if (!datagram_sip(e, TR_SCTP, chunk->data, chunk->len)) {
+	if (!datagram_sip(e, ENG_TR_SCTP, pkt, chunk->data, chunk->len)) {
 		/* not SIP: nothing else runs over SCTP in this tool */
 	}
 }
@@ -433,7 +403,9 @@ struct eng *eng_new(const struct eng_config *cfg)
 	e->dec = cap_decoder_new(NULL);
 	e->tcp = cap_tcp_new(NULL, tcp_data, ws_msg_free, e);
 	e->sctp = cap_sctp_reasm_new(SCTP_REASM_MAX);
-	sn_arena_init(&e->arena, MSG_ARENA_LIMIT);
+	sn_arena_init(&e->parse, MSG_ARENA_LIMIT);
+	sn_arena_init(&e->keep, e->cfg.keep_bytes ? e->cfg.keep_bytes : KEEP_DEFAULT);
+	e->keep.block_size = 256 * 1024;
 	return e;
 }
 
@@ -447,6 +419,10 @@ void eng_packet(struct eng *e, const struct cap_record *rec)
 	e->st.first_ts_ns = SN_MIN(e->st.first_ts_ns, rec->ts_ns);
 	e->st.last_ts_ns = SN_MAX(e->st.last_ts_ns, rec->ts_ns);
 	e->record_had_sip = false;
+	e->cur_file = rec->file_index;
+	e->cur_offset = rec->offset;
+	e->cur_sub = 0;
+	e->cur_ts = rec->ts_ns;
 
 	st = cap_decoder_run(e->dec, rec, &pkt);
 	if (st != SN_OK) {
@@ -455,7 +431,6 @@ void eng_packet(struct eng *e, const struct cap_record *rec)
 		} else if (st == SN_ETRUNC) {
 			e->st.truncated_packets++;
 		}
-		e->st.other_packets++;
 		return;
 	}
 	if (pkt.truncated) {
@@ -463,8 +438,8 @@ void eng_packet(struct eng *e, const struct cap_record *rec)
 	}
 	switch (pkt.l4) {
 	case CAP_L4_UDP:
-		if (!datagram_sip(e, TR_UDP, pkt.payload, pkt.payload_len)) {
-			classify_udp_other(e, &pkt);
+		if (!datagram_sip(e, ENG_TR_UDP, &pkt, pkt.payload, pkt.payload_len)) {
+			eng_media_udp(e, &pkt);
 			return;
 		}
 		break;
@@ -481,8 +456,6 @@ void eng_packet(struct eng *e, const struct cap_record *rec)
 	}
 	if (e->record_had_sip) {
 		e->st.sip_packets++;
-	} else {
-		e->st.other_packets++;
 	}
 }
 
@@ -516,7 +489,10 @@ void eng_free(struct eng *e)
 	cap_tcp_free(e->tcp);
 	cap_sctp_reasm_free(e->sctp);
 	cap_decoder_free(e->dec);
-	sn_arena_cleanup(&e->arena);
+	eng_msgs_free(e);
+	eng_media_free(e);
+	sn_arena_cleanup(&e->parse);
+	sn_arena_cleanup(&e->keep);
 	free(e->scratch);
 	free(e);
 }

@@ -11,9 +11,9 @@
  */
 #include "config.h"
 
-#include "sipnab/sip_msg.h"
-
 #include <string.h>
+
+#include "sipnab/sip_msg.h"
 
 #include "sip_int.h"
 
@@ -23,7 +23,10 @@ struct hdr_def {
 	uint8_t id;
 };
 
-#define HD(s, i) {s, (uint8_t)(sizeof(s) - 1), i}
+#define HD(s, i)                               \
+	{                                      \
+		s, (uint8_t)(sizeof(s) - 1), i \
+	}
 
 static const struct hdr_def hdr_defs[] = {
 	HD("Call-ID", SIP_HDR_CALL_ID),
@@ -122,7 +125,7 @@ enum sip_hdr_id sip_hdr_lookup(struct sn_slice name)
 	c0 = sip_lower(name.ptr[0]);
 	if (name.len == 1) {
 		return (c0 >= 'a' && c0 <= 'z') ? (enum sip_hdr_id)hdr_compact[c0 - 'a']
-						 : SIP_HDR_OTHER;
+						: SIP_HDR_OTHER;
 	}
 	for (size_t i = 0; i < SN_ARRAY_SIZE(hdr_defs); i++) {
 		const struct hdr_def *d = &hdr_defs[i];
@@ -174,7 +177,8 @@ bool sip_hdr_iter_next(struct sip_hdr_iter *it, struct sn_slice *elem)
 {
 	for (;;) {
 		if (!it->in_line) {
-			while (it->idx < it->msg->hdr_count && it->msg->hdrs[it->idx].id != it->id) {
+			while (it->idx < it->msg->hdr_count &&
+			       it->msg->hdrs[it->idx].id != it->id) {
 				it->idx++;
 			}
 			if (it->idx >= it->msg->hdr_count) {
@@ -500,8 +504,8 @@ static enum sn_status list_alloc(struct sn_arena *arena, size_t n, size_t sz, vo
 	return sn_arena_alloc(arena, n * sz, out);
 }
 
-enum sn_status sip_msg_vias(const struct sip_msg *msg, struct sn_arena *arena,
-			    struct sip_via **out, size_t *count)
+enum sn_status sip_msg_vias(const struct sip_msg *msg, struct sn_arena *arena, struct sip_via **out,
+			    size_t *count)
 {
 	size_t n = count_elems(msg, SIP_HDR_VIA);
 	struct sip_hdr_iter it;
@@ -557,8 +561,7 @@ enum sn_status sip_msg_contacts(const struct sip_msg *msg, struct sn_arena *aren
 }
 
 enum sn_status sip_msg_name_addrs(const struct sip_msg *msg, enum sip_hdr_id id,
-				  struct sn_arena *arena, struct sip_name_addr **out,
-				  size_t *count)
+				  struct sn_arena *arena, struct sip_name_addr **out, size_t *count)
 {
 	size_t n = count_elems(msg, id);
 	struct sip_hdr_iter it;
@@ -688,9 +691,8 @@ enum sn_status sip_multipart_split(struct sn_slice content_type, struct sn_slice
 		return SN_EPARSE;
 	}
 	semi = memchr(content_type.ptr, ';', content_type.len);
-	if (!semi ||
-	    !sip_param_find(sip_sl(semi + 1, content_type.ptr + content_type.len), "boundary",
-			    &bnd)) {
+	if (!semi || !sip_param_find(sip_sl(semi + 1, content_type.ptr + content_type.len),
+				     "boundary", &bnd)) {
 		return SN_EPARSE;
 	}
 	if (bnd.len >= 2 && bnd.ptr[0] == '"' && bnd.ptr[bnd.len - 1] == '"') {

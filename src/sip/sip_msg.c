@@ -27,13 +27,20 @@
 #define SIP_HDRS_INITIAL  32u
 
 static const char *const method_names[SIP_METHOD__COUNT] = {
-	[SIP_METHOD_UNKNOWN] = "UNKNOWN",     [SIP_METHOD_INVITE] = "INVITE",
-	[SIP_METHOD_ACK] = "ACK",             [SIP_METHOD_BYE] = "BYE",
-	[SIP_METHOD_CANCEL] = "CANCEL",       [SIP_METHOD_REGISTER] = "REGISTER",
-	[SIP_METHOD_OPTIONS] = "OPTIONS",     [SIP_METHOD_PRACK] = "PRACK",
-	[SIP_METHOD_SUBSCRIBE] = "SUBSCRIBE", [SIP_METHOD_NOTIFY] = "NOTIFY",
-	[SIP_METHOD_PUBLISH] = "PUBLISH",     [SIP_METHOD_INFO] = "INFO",
-	[SIP_METHOD_REFER] = "REFER",         [SIP_METHOD_MESSAGE] = "MESSAGE",
+	[SIP_METHOD_UNKNOWN] = "UNKNOWN",
+	[SIP_METHOD_INVITE] = "INVITE",
+	[SIP_METHOD_ACK] = "ACK",
+	[SIP_METHOD_BYE] = "BYE",
+	[SIP_METHOD_CANCEL] = "CANCEL",
+	[SIP_METHOD_REGISTER] = "REGISTER",
+	[SIP_METHOD_OPTIONS] = "OPTIONS",
+	[SIP_METHOD_PRACK] = "PRACK",
+	[SIP_METHOD_SUBSCRIBE] = "SUBSCRIBE",
+	[SIP_METHOD_NOTIFY] = "NOTIFY",
+	[SIP_METHOD_PUBLISH] = "PUBLISH",
+	[SIP_METHOD_INFO] = "INFO",
+	[SIP_METHOD_REFER] = "REFER",
+	[SIP_METHOD_MESSAGE] = "MESSAGE",
 	[SIP_METHOD_UPDATE] = "UPDATE",
 };
 
@@ -52,7 +59,8 @@ enum sip_method sip_method_from_slice(struct sn_slice tok)
 	}
 	for (unsigned i = 1; i < SIP_METHOD__COUNT; i++) {
 		const char *n = method_names[i];
-		if (n[0] == (char)tok.ptr[0] && strlen(n) == tok.len && memcmp(n, tok.ptr, tok.len) == 0) {
+		if (n[0] == (char)tok.ptr[0] && strlen(n) == tok.len &&
+		    memcmp(n, tok.ptr, tok.len) == 0) {
 			return (enum sip_method)i;
 		}
 	}
@@ -92,7 +100,8 @@ bool sip_msg_is_start(const uint8_t *p, size_t len)
 	}
 	if (memcmp(p, "SIP/2.0 ", 8) == 0) {
 		return is_digit(p[8]) && is_digit(p[9]) && is_digit(p[10]) &&
-		       (p[11] == ' ' || p[11] == '\r' || p[11] == '\n') && p[8] >= '1' && p[8] <= '6';
+		       (p[11] == ' ' || p[11] == '\r' || p[11] == '\n') && p[8] >= '1' &&
+		       p[8] <= '6';
 	}
 	while (i < len && sip_is(p[i], SIP_CT_TOKEN)) {
 		i++;
@@ -190,7 +199,8 @@ static enum sn_status parse_start_line(struct sip_msg *msg, const uint8_t *p, co
 		    (sp + 3 < e && sp[3] != ' ')) {
 			return SN_EPARSE;
 		}
-		uint16_t code = (uint16_t)((sp[0] - '0') * 100 + (sp[1] - '0') * 10 + (sp[2] - '0'));
+		uint16_t code =
+			(uint16_t)((sp[0] - '0') * 100 + (sp[1] - '0') * 10 + (sp[2] - '0'));
 		if (code < 100 || code > 699) {
 			return SN_EPARSE;
 		}

@@ -1,0 +1,164 @@
+/*
+ * eng_result.h - what the engine reconstructed from a capture: SIP messages (as compact
+ * summaries), calls, RTP streams. Built by eng_result_build() from the workers' outputs in a
+ * deterministic order, so the same input gives the same result however many workers ran.
+ *
+ * Ownership: a struct eng_result owns everything it points to (its arena and arrays) and is
+ * freed by eng_result_free(). Immutable once built: any thread may read it.
+ */
+#ifndef SIPNAB_ENG_RESULT_H
+#define SIPNAB_ENG_RESULT_H
+
+#include "sipnab/eng.h"
+#include "sipnab/rtcp.h"
+#include "sipnab/rtp_stream.h"
+#include "sipnab/sn_arena.h"
+#include "sipnab/sn_base.h"
+
+enum eng_transport {
+	ENG_TR_UDP,
+	ENG_TR_TCP,
+	ENG_TR_WS,
+	ENG_TR_SCTP,
+};
+
+/* Call states of REPORT.md. */
+enum eng_call_state {
+	ENG_CALL_SETUP,
+	ENG_CALL_RINGING,
+	ENG_CALL_IN_CALL,
+	ENG_CALL_COMPLETED,
+	ENG_CALL_CANCELLED,
+	ENG_CALL_REJECTED,
+	ENG_CALL_BUSY,
+	ENG_CALL_DIVERTED,
+	ENG_CALL_FAILED,
+	ENG_CALL__COUNT,
+};
+
+/** "CALL_SETUP", "COMPLETED", ... */
+const char *eng_call_state_name(enum eng_call_state st);
+
+#define ENG_SDP_MAX_MEDIA 4
+#define ENG_SDP_MAX_FMTS  8
+#define ENG_CODEC_LEN     24
+
+/* One payload format of an SDP media line. */
+struct eng_sdp_fmt {
+	int16_t pt;                 /* payload type, -1 if not RTP */
+	uint32_t clock_rate;        /* rtpmap or static rate, 0 unknown */
+	char name[ENG_CODEC_LEN];   /* rtpmap encoding name or static name, "" unknown */
+};
+
+/* One m= line as the call and stream association need it. */
+struct eng_sdp_media {
+	struct sn_addr addr;        /* effective c= address */
+	uint16_t port;              /* 0 = disabled */
+	uint16_t rtcp_port;         /* a=rtcp, else port+1 (0 when rtcp-mux) */
+	bool rtcp_mux;
+	bool rtp;                   /* RTP profile (not udptl/T.38 ...) */
+	uint8_t fmt_count;
+	struct eng_sdp_fmt fmts[ENG_SDP_MAX_FMTS];
+};
+
+/* One SIP message. Strings are NUL-terminated, in the result's arena; "" when absent. */
+struct eng_msg {
+	int64_t ts_ns;
+	uint32_t file_index;        /* input file */
+	uint32_t sub;               /* message number within the record (TCP segments) */
+	uint64_t offset;            /* record offset in its input: with ts and file, the order key */
+	struct sn_addr src, dst;
+	uint16_t sport, dport;
+	uint8_t transport;          /* enum eng_transport */
+	bool is_request;
+	uint8_t method;             /* enum sip_method: request method, CSeq method for responses */
+	uint16_t status;
+	uint32_t cseq;
+	const char *method_name;    /* request method token; CSeq method token for responses */
+	const char *reason;
+	const char *ruri;
+	const char *call_id;
+	const char *x_call_id;      /* X-Call-ID / X-CID, "" when absent */
+	const char *from_uri, *to_uri;
+	const char *from_tag, *to_tag;
+	const char *branch, *sent_by, *top_via;
+	const char *user_agent;
+	uint8_t media_count;
+	struct eng_sdp_media *media; /* media_count entries, NULL without SDP */
+	const uint8_t *raw;          /* message bytes (NULL when the budget was exhausted) */
+	uint32_t raw_len;
+	/* set by eng_result_build() */
+	bool retransmission;
+	int32_t call;               /* index into eng_result.calls, -1 if none */
+};
+
+/* An RTP stream: one SSRC on one 5-tuple. */
+struct eng_stream {
+	struct sn_addr src, dst;
+	uint16_t sport, dport;
+	uint32_t ssrc;
+	int16_t pt;                 /* first payload type */
+	char codec[ENG_CODEC_LEN];  /* from SDP, else the static table, else "" */
+	uint32_t clock_rate;
+	struct rtp_stream rtp;      /* statistics */
+	double mos;                 /* E-model estimate, 0 when not computable */
+	int32_t call;               /* index into eng_result.calls, -1 when no SDP announced it */
+	bool announced;             /* an SDP endpoint matched */
+	bool has_rtcp;
+	struct rtcp_summary rtcp;   /* RTCP about this SSRC from the receiver, if any */
+};
+
+/* A call: every dialog and hop sharing a Call-ID, plus legs linked by X-Call-ID. */
+struct eng_call {
+	const char *call_id;        /* Call-ID of the first message */
+	const char *from_uri, *to_uri, *from_tag, *to_tag;
+	const char *kind;           /* "INVITE" for calls, else the method (REGISTER, OPTIONS ...) */
+	bool is_invite;
+	enum eng_call_state state;
+	int64_t start_ns, ring_ns, answer_ns, end_ns; /* -1 when not seen */
+	uint16_t final_code;        /* 0 when none */
+	const char *hangup;         /* "caller", "callee" or "" */
+	uint32_t messages;
+	uint32_t retransmissions;
+	uint32_t dialogs;
+	uint32_t auth_retries;
+	uint32_t hops;              /* distinct host pairs */
+	uint32_t legs;              /* Call-IDs joined into this call */
+	const char **leg_ids;       /* legs entries */
+	uint32_t *msgs;             /* indexes into eng_result.msgs, in time order */
+	uint32_t msg_count;
+	uint32_t *streams;          /* indexes into eng_result.streams */
+	uint32_t stream_count;
+};
+
+struct eng_result {
+	struct eng_stats stats;
+	struct eng_msg *msgs;       /* sorted by time */
+	uint32_t msg_count;
+	struct eng_call *calls;     /* sorted by first message time, then Call-ID */
+	uint32_t call_count;
+	struct eng_stream *streams; /* sorted by first packet, then src, dst, SSRC */
+	uint32_t stream_count;
+	uint32_t dialogs;
+	uint32_t by_state[ENG_CALL__COUNT];
+	struct sn_arena arena;      /* strings and small arrays */
+	struct sn_arena *keep;      /* the workers' keep arenas (message strings and bytes) */
+	size_t keep_count;
+};
+
+/**
+ * Build the result from finished engines (after eng_finish()). The engines are not changed and
+ * may be freed afterwards.
+ * @param engines the engines whose outputs are merged
+ * @param count number of engines
+ * @return the result; free it with eng_result_free()
+ * Thread: any one thread, after every engine finished.
+ */
+struct eng_result *eng_result_build(struct eng *const *engines, size_t count);
+
+void eng_result_free(struct eng_result *r);
+
+/** Format "addr:port" ("[v6]:port" for IPv6) into @p buf (at least 64 bytes). */
+const char *eng_endpoint_str(const struct sn_addr *a, uint16_t port, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,436 @@
+/*
+ * eng_call.c - calls from the time-sorted SIP messages.
+ *
+ * A leg is every message sharing a Call-ID (all dialogs and hops of it). Legs are joined into
+ * one call when a message of one carries the other's Call-ID in X-Call-ID or X-CID (B2BUA
+ * correlation headers); the earliest leg names the call. Each leg runs through the shared SIP
+ * engine: sip_txn_table (RFC 3261 §17 matching, retransmissions) and sip_dialog_set (dialogs,
+ * forking, call state), the same code the proxy uses. Non-INVITE exchanges (REGISTER, OPTIONS,
+ * MESSAGE, SUBSCRIBE/NOTIFY ...) become calls of their own kind whose state follows the final
+ * response of their last transaction.
+ *
+ * Determinism: legs are numbered in order of first message and processed in message order; the
+ * calls are sorted by (first message time, Call-ID). Ownership: arrays are heap-owned by the
+ * result (freed by eng_result_free()); strings point into the workers' keep arenas.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "sipnab/eng_result.h"
+#include "sipnab/sip_dialog.h"
+#include "sipnab/sip_txn.h"
+
+#include "eng_int.h"
+
+struct leg {
+	const char *call_id;
+	uint32_t *msgs;    /* indexes into r->msgs, in time order */
+	uint32_t n, cap;
+	uint32_t parent;   /* union-find */
+	/* analysis */
+	struct sip_dialog_summary sum;
+	bool has_invite;
+	uint32_t retrans;
+	const struct eng_msg *first_req; /* first INVITE (or first request) */
+	uint16_t final;                  /* non-INVITE: last final status */
+	int64_t final_ns;
+	uint32_t auth_retries;           /* non-INVITE */
+	uint32_t dialogs;
+};
+
+static uint32_t find(struct leg *legs, uint32_t i)
+{
+	while (legs[i].parent != i) {
+		legs[i].parent = legs[legs[i].parent].parent;
+		i = legs[i].parent;
+	}
+	return i;
+}
+
+static void unite(struct leg *legs, uint32_t a, uint32_t b)
+{
+	a = find(legs, a);
+	b = find(legs, b);
+	if (a == b) {
+		return;
+	}
+	/* the leg seen first stays the root, whatever the order of discovery */
+	if (a < b) {
+		legs[b].parent = a;
+	} else {
+		legs[a].parent = b;
+	}
+}
+
+static struct sn_slice S(const char *s)
+{
+	return sn_slice_make(s, strlen(s));
+}
+
+/* Host pair (unordered) and direction of a message as a hop id, per leg. */
+struct hop {
+	struct sn_addr a, b;
+	uint16_t pa, pb;
+};
+
+static uint32_t hop_id(struct hop **hops, uint32_t *n, const struct eng_msg *m)
+{
+	bool fwd = sn_addr_cmp(&m->src, &m->dst) < 0 ||
+		   (sn_addr_cmp(&m->src, &m->dst) == 0 && m->sport <= m->dport);
+	struct hop h;
+
+	memset(&h, 0, sizeof(h));
+	h.a = fwd ? m->src : m->dst;
+	h.b = fwd ? m->dst : m->src;
+	h.pa = fwd ? m->sport : m->dport;
+	h.pb = fwd ? m->dport : m->sport;
+	for (uint32_t i = 0; i < *n; i++) {
+		if (memcmp(&(*hops)[i], &h, sizeof(h)) == 0) {
+			return (i << 1) | (fwd ? 0u : SIP_TXN_HOP_DIR);
+		}
+	}
+	*hops = sn_xrealloc(*hops, (*n + 1) * sizeof(**hops));
+	(*hops)[*n] = h;
+	(*n)++;
+	return ((*n - 1) << 1) | (fwd ? 0u : SIP_TXN_HOP_DIR);
+}
+
+static void txn_msg(const struct eng_msg *m, uint32_t hop, struct sip_txn_msg *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->is_request = m->is_request;
+	t->method = (enum sip_method)m->method;
+	t->method_name = S(m->method_name);
+	t->status = m->status;
+	t->ruri = S(m->ruri);
+	t->call_id = S(m->call_id);
+	t->from_tag = S(m->from_tag);
+	t->to_tag = S(m->to_tag);
+	t->cseq = m->cseq;
+	t->branch = S(m->branch);
+	t->sent_by = S(m->sent_by);
+	t->top_via = S(m->top_via);
+	t->ts_ns = m->ts_ns;
+	t->hop = hop;
+}
+
+static void leg_analyse(struct eng_result *r, struct leg *lg, int64_t capture_end_ns)
+{
+	struct sip_txn_table_cfg cfg = {.capacity = 4096, .linger_ns = -1, .pending_ns = -1};
+	struct sip_txn_table *tt = sip_txn_table_new(&cfg);
+	struct sip_dialog_set *ds = sip_dialog_set_new(S(lg->call_id));
+	struct hop *hops = NULL;
+	uint32_t nhops = 0;
+	bool auth_pending = false;
+
+	for (uint32_t i = 0; i < lg->n; i++) {
+		struct eng_msg *m = &r->msgs[lg->msgs[i]];
+		struct sip_txn_msg t;
+		struct sip_txn *txn = NULL;
+		enum sip_txn_event ev;
+
+		txn_msg(m, hop_id(&hops, &nhops, m), &t);
+		if (sip_txn_table_observe(tt, &t, &txn, &ev) != SN_OK) {
+			continue;
+		}
+		if (ev == SIP_TXN_EV_REQUEST_RETRANSMISSION ||
+		    ev == SIP_TXN_EV_RESPONSE_RETRANSMISSION) {
+			m->retransmission = true;
+			lg->retrans++;
+		}
+		if (m->method == SIP_METHOD_INVITE) {
+			lg->has_invite = true;
+			if (m->is_request && !lg->first_req) {
+				lg->first_req = m;
+			}
+		}
+		sip_dialog_set_observe(ds, &t, ev);
+		/* non-INVITE exchanges: the final response of the last transaction decides */
+		if (!m->is_request && m->status >= 200 && !m->retransmission &&
+		    m->method != SIP_METHOD_ACK && m->method != SIP_METHOD_CANCEL) {
+			lg->final = m->status;
+			lg->final_ns = m->ts_ns;
+			auth_pending = m->status == 401 || m->status == 407;
+		} else if (m->is_request && !m->retransmission && auth_pending &&
+			   m->method != SIP_METHOD_ACK) {
+			lg->auth_retries++;
+			auth_pending = false;
+		}
+	}
+	if (!lg->first_req) {
+		for (uint32_t i = 0; i < lg->n; i++) {
+			if (r->msgs[lg->msgs[i]].is_request) {
+				lg->first_req = &r->msgs[lg->msgs[i]];
+				break;
+			}
+		}
+	}
+	sip_dialog_set_summary(ds, capture_end_ns, &lg->sum);
+	lg->dialogs = sip_dialog_set_dialog_count(ds);
+	sip_dialog_set_free(ds);
+	sip_txn_table_free(tt);
+	free(hops);
+}
+
+static enum eng_call_state state_of_status(uint16_t st)
+{
+	if (st == 0) {
+		return ENG_CALL_SETUP;
+	}
+	if (st < 300) {
+		return ENG_CALL_COMPLETED;
+	}
+	if (st < 400) {
+		return ENG_CALL_DIVERTED;
+	}
+	if (st == 486 || st == 600) {
+		return ENG_CALL_BUSY;
+	}
+	if (st == 408 || st >= 500) {
+		return st == 603 ? ENG_CALL_REJECTED : ENG_CALL_FAILED;
+	}
+	return ENG_CALL_REJECTED;
+}
+
+static enum eng_call_state state_of_dialog(enum sip_dialog_call_state s)
+{
+	switch (s) {
+	case SIP_DIALOG_CALL_SETUP:
+		return ENG_CALL_SETUP;
+	case SIP_DIALOG_CALL_RINGING:
+		return ENG_CALL_RINGING;
+	case SIP_DIALOG_CALL_IN_CALL:
+		return ENG_CALL_IN_CALL;
+	case SIP_DIALOG_CALL_COMPLETED:
+		return ENG_CALL_COMPLETED;
+	case SIP_DIALOG_CALL_CANCELLED:
+		return ENG_CALL_CANCELLED;
+	case SIP_DIALOG_CALL_REJECTED:
+		return ENG_CALL_REJECTED;
+	case SIP_DIALOG_CALL_BUSY:
+		return ENG_CALL_BUSY;
+	case SIP_DIALOG_CALL_DIVERTED:
+		return ENG_CALL_DIVERTED;
+	case SIP_DIALOG_CALL_FAILED:
+		return ENG_CALL_FAILED;
+	}
+	return ENG_CALL_FAILED;
+}
+
+static int64_t ts_or_none(int64_t ns)
+{
+	return ns ? ns : -1;
+}
+
+static int u32_cmp(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa;
+	uint32_t b = *(const uint32_t *)pb;
+
+	return a < b ? -1 : (a > b);
+}
+
+static uint32_t count_hops(const struct eng_result *r, const uint32_t *msgs, uint32_t n)
+{
+	struct hop *hops = NULL;
+	uint32_t nh = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		hop_id(&hops, &nh, &r->msgs[msgs[i]]);
+	}
+	free(hops);
+	return nh;
+}
+
+/* Fill call @p c from the legs whose root is @p root. */
+static void call_fill(struct eng_result *r, struct eng_call *c, struct leg *legs,
+		      const uint32_t *members, uint32_t nmembers)
+{
+	const struct leg *main_leg = &legs[members[0]];
+	uint32_t total = 0;
+
+	for (uint32_t i = 0; i < nmembers; i++) {
+		if (legs[members[i]].has_invite) {
+			main_leg = &legs[members[i]];
+			break;
+		}
+	}
+	memset(c, 0, sizeof(*c));
+	c->call_id = legs[members[0]].call_id;
+	c->legs = nmembers;
+	c->leg_ids = sn_xcalloc(nmembers, sizeof(*c->leg_ids));
+	for (uint32_t i = 0; i < nmembers; i++) {
+		const struct leg *lg = &legs[members[i]];
+		c->leg_ids[i] = lg->call_id;
+		total += lg->n;
+		c->retransmissions += lg->retrans;
+		c->dialogs += lg->dialogs;
+	}
+	c->msgs = sn_xcalloc(total + 1u, sizeof(*c->msgs));
+	for (uint32_t i = 0; i < nmembers; i++) {
+		const struct leg *lg = &legs[members[i]];
+		memcpy(c->msgs + c->msg_count, lg->msgs, lg->n * sizeof(*c->msgs));
+		c->msg_count += lg->n;
+	}
+	qsort(c->msgs, c->msg_count, sizeof(*c->msgs), u32_cmp);
+	c->messages = c->msg_count;
+	c->hops = count_hops(r, c->msgs, c->msg_count);
+	c->start_ns = r->msgs[c->msgs[0]].ts_ns;
+	c->ring_ns = c->answer_ns = c->end_ns = -1;
+	c->hangup = "";
+	if (main_leg->first_req) {
+		c->from_uri = main_leg->first_req->from_uri;
+		c->to_uri = main_leg->first_req->to_uri;
+		c->from_tag = main_leg->first_req->from_tag;
+		c->kind = main_leg->first_req->method_name;
+	} else {
+		const struct eng_msg *m = &r->msgs[c->msgs[0]];
+		c->from_uri = m->from_uri;
+		c->to_uri = m->to_uri;
+		c->from_tag = m->from_tag;
+		c->kind = m->method_name;
+	}
+	c->to_tag = "";
+	for (uint32_t i = 0; i < main_leg->n; i++) {
+		const struct eng_msg *m = &r->msgs[main_leg->msgs[i]];
+		if (!m->is_request && m->to_tag[0] && m->method == r->msgs[main_leg->msgs[0]].method) {
+			c->to_tag = m->to_tag;
+			if (m->status >= 200 && m->status < 300) {
+				break;
+			}
+		}
+	}
+	if (main_leg->has_invite) {
+		const struct sip_dialog_summary *s = &main_leg->sum;
+		c->is_invite = true;
+		c->kind = "INVITE";
+		c->state = state_of_dialog(s->state);
+		c->ring_ns = ts_or_none(s->first_18x_ns);
+		c->answer_ns = ts_or_none(s->answer_ns);
+		c->end_ns = ts_or_none(s->end_ns);
+		c->final_code = s->final_status;
+		c->auth_retries = s->auth_retry_count;
+		if (s->hangup_by == SIP_DIALOG_PARTY_CALLER) {
+			c->hangup = "caller";
+		} else if (s->hangup_by == SIP_DIALOG_PARTY_CALLEE) {
+			c->hangup = "callee";
+		}
+	} else {
+		c->state = state_of_status(main_leg->final);
+		c->final_code = main_leg->final;
+		c->end_ns = main_leg->final ? main_leg->final_ns : -1;
+		c->auth_retries = main_leg->auth_retries;
+	}
+}
+
+static int call_cmp(const void *pa, const void *pb)
+{
+	const struct eng_call *a = pa;
+	const struct eng_call *b = pb;
+
+	if (a->start_ns != b->start_ns) {
+		return a->start_ns < b->start_ns ? -1 : 1;
+	}
+	return strcmp(a->call_id, b->call_id);
+}
+
+void eng_calls_build(struct eng_result *r, bool invite_only)
+{
+	GHashTable *by_id = g_hash_table_new(g_str_hash, g_str_equal);
+	struct leg *legs = NULL;
+	uint32_t nlegs = 0, cap = 0, ncalls = 0;
+	uint32_t *order, *start, *members;
+	int64_t capture_end = r->stats.last_ts_ns;
+
+	for (uint32_t i = 0; i < r->msg_count; i++) {
+		const struct eng_msg *m = &r->msgs[i];
+		gpointer v;
+		uint32_t li;
+
+		if (g_hash_table_lookup_extended(by_id, m->call_id, NULL, &v)) {
+			li = GPOINTER_TO_UINT(v);
+		} else {
+			if (nlegs == cap) {
+				cap = cap ? cap * 2 : 256;
+				legs = sn_xrealloc(legs, cap * sizeof(*legs));
+			}
+			li = nlegs++;
+			memset(&legs[li], 0, sizeof(legs[li]));
+			legs[li].call_id = m->call_id;
+			legs[li].parent = li;
+			g_hash_table_insert(by_id, (gpointer)m->call_id, GUINT_TO_POINTER(li));
+		}
+		if (legs[li].n == legs[li].cap) {
+			legs[li].cap = legs[li].cap ? legs[li].cap * 2 : 8;
+			legs[li].msgs = sn_xrealloc(legs[li].msgs, legs[li].cap * sizeof(uint32_t));
+		}
+		legs[li].msgs[legs[li].n++] = i;
+	}
+	/* X-Call-ID / X-CID correlation */
+	for (uint32_t i = 0; i < r->msg_count; i++) {
+		const struct eng_msg *m = &r->msgs[i];
+		gpointer a, b;
+
+		if (!m->x_call_id[0] || strcmp(m->x_call_id, m->call_id) == 0) {
+			continue;
+		}
+		if (g_hash_table_lookup_extended(by_id, m->x_call_id, NULL, &b) &&
+		    g_hash_table_lookup_extended(by_id, m->call_id, NULL, &a)) {
+			unite(legs, GPOINTER_TO_UINT(a), GPOINTER_TO_UINT(b));
+		}
+	}
+	for (uint32_t i = 0; i < nlegs; i++) {
+		leg_analyse(r, &legs[i], capture_end);
+	}
+	/* group legs by root: counting sort keeps each call's legs in first-seen order */
+	start = sn_xcalloc(nlegs + 1u, sizeof(*start));
+	order = sn_xcalloc(nlegs + 1u, sizeof(*order));
+	for (uint32_t i = 0; i < nlegs; i++) {
+		start[find(legs, i) + 1]++;
+	}
+	for (uint32_t i = 0; i < nlegs; i++) {
+		start[i + 1] += start[i];
+	}
+	members = sn_xcalloc(nlegs + 1u, sizeof(*members));
+	for (uint32_t i = 0; i < nlegs; i++) {
+		uint32_t root = find(legs, i);
+		members[start[root] + order[root]++] = i;
+	}
+	r->calls = sn_xcalloc(nlegs + 1u, sizeof(*r->calls));
+	for (uint32_t i = 0; i < nlegs; i++) {
+		struct eng_call *c;
+		if (find(legs, i) != i) {
+			continue;
+		}
+		c = &r->calls[ncalls];
+		call_fill(r, c, legs, members + start[i], order[i]);
+		if (invite_only && !c->is_invite) {
+			free(c->msgs);
+			free(c->leg_ids);
+			continue;
+		}
+		ncalls++;
+	}
+	r->call_count = ncalls;
+	qsort(r->calls, ncalls, sizeof(*r->calls), call_cmp);
+	for (uint32_t i = 0; i < ncalls; i++) {
+		struct eng_call *c = &r->calls[i];
+		for (uint32_t j = 0; j < c->msg_count; j++) {
+			r->msgs[c->msgs[j]].call = (int32_t)i;
+		}
+		r->dialogs += c->dialogs;
+		r->by_state[c->state]++;
+	}
+	for (uint32_t i = 0; i < nlegs; i++) {
+		free(legs[i].msgs);
+	}
+	free(legs);
+	free(start);
+	free(order);
+	free(members);
+	g_hash_table_destroy(by_id);
+}

@@ -1,0 +1,98 @@
+/*
+ * eng_int.h - private state shared by the engine's files: one worker (struct eng) and what it
+ * hands to eng_result_build(): SIP message summaries, candidate RTP flows with their packets in
+ * compact form, and raw RTCP packets. Statistics that need the SDP of another host pair (clock
+ * rates of dynamic payload types, telephone-event types) are computed at build time, so that
+ * the outcome does not depend on which worker saw which packet first.
+ */
+#ifndef SIPNAB_ENG_INT_H
+#define SIPNAB_ENG_INT_H
+
+#include "sipnab/cap_decode.h"
+#include "sipnab/cap_sctp.h"
+#include "sipnab/cap_tcp.h"
+#include "sipnab/eng.h"
+#include "sipnab/eng_result.h"
+#include "sipnab/sn_arena.h"
+
+/* One RTP packet as kept for the stream statistics (24 bytes). */
+struct eng_rtp_pkt {
+	int64_t ts_ns;     /* arrival */
+	uint32_t rtp_ts;   /* RTP timestamp */
+	uint16_t seq;
+	uint16_t udp_len;  /* RTP packet length, saturated at 65535 */
+	uint8_t pt;        /* payload type; bit 7 = marker */
+	uint8_t pl_len;    /* bytes of the payload kept in pl (<= 4) */
+	uint8_t pl[4];     /* first payload bytes (RFC 4733 event, E bit, duration) */
+	uint8_t pad[2];
+};
+
+struct eng_flow_key {
+	struct sn_addr src, dst;
+	uint16_t sport, dport;
+	uint32_t ssrc;
+};
+
+/* A candidate RTP stream seen by one worker. */
+struct eng_flow {
+	struct eng_flow_key key;
+	uint32_t file_index;      /* first packet's position, for ordering */
+	uint64_t offset;
+	struct eng_rtp_pkt *pkts; /* owned, count entries */
+	uint32_t count, cap;
+	uint32_t dropped;         /* packets past the per-stream budget */
+};
+
+/* An RTCP compound packet kept raw (bytes in the worker's arena). */
+struct eng_rtcp_pkt {
+	int64_t ts_ns;
+	struct sn_addr src, dst;
+	uint16_t sport, dport;
+	const uint8_t *data;
+	uint32_t len;
+};
+
+struct ws_msg;
+
+struct eng {
+	struct eng_config cfg;
+	struct eng_stats st;
+	struct cap_decoder *dec;      /* owned */
+	struct cap_tcp *tcp;          /* owned */
+	struct cap_sctp_reasm *sctp;  /* owned */
+	struct sn_arena parse;        /* reset after every SIP message */
+	struct sn_arena keep;         /* summaries, raw messages, RTCP bytes */
+	bool record_had_sip;          /* the record being processed completed a SIP message */
+	uint8_t *scratch;             /* unmask buffer for one WebSocket frame */
+	size_t scratch_cap;
+	/* the record being processed */
+	uint32_t cur_file;
+	uint64_t cur_offset;
+	uint32_t cur_sub;
+	int64_t cur_ts;
+	/* outputs */
+	struct eng_msg *msgs;         /* owned array */
+	uint32_t msg_count, msg_cap;
+	struct eng_flow *flows;       /* owned array */
+	uint32_t flow_count, flow_cap;
+	uint32_t *flow_index;         /* open addressing: flow number + 1, 0 = empty */
+	uint32_t flow_index_cap;      /* power of two */
+	struct eng_rtcp_pkt *rtcp;    /* owned array */
+	uint32_t rtcp_count, rtcp_cap;
+};
+
+struct sip_msg;
+
+/* eng_summary.c: keep a parsed message as a struct eng_msg (strings copied). */
+void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packet *pkt,
+		    const struct sip_msg *msg, const uint8_t *raw);
+void eng_msgs_free(struct eng *e);
+
+/* eng_call.c: group the sorted messages into calls; sets msg->call and msg->retransmission. */
+void eng_calls_build(struct eng_result *r, bool invite_only);
+
+/* eng_media.c */
+void eng_media_udp(struct eng *e, const struct cap_packet *pkt);
+void eng_media_free(struct eng *e);
+
+#endif

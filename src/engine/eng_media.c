@@ -1,0 +1,213 @@
+/*
+ * eng_media.c - the worker's media path: every UDP payload that is not SIP is checked for RTCP
+ * (kept raw: rare, needs the stream's clock rate later) and for RTP (appended in compact form to
+ * its candidate stream, keyed by 5-tuple and SSRC). Whether a candidate is a real stream (an SDP
+ * announced it, or it passes the sequence heuristic) and its statistics are decided at result
+ * build time (eng_merge.c), when every worker's SDP is known.
+ *
+ * The flow table is open addressing over flow numbers (linear probing, load <= 1/2), so the hot
+ * path is one hash, usually one probe, and a 24-byte append.
+ * Bounds: eng_config.max_streams candidate streams and stream_max_packets packets per stream;
+ * what does not fit is counted (streams_dropped, rtp_dropped).
+ * Thread: the worker that owns the engine.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sipnab/rtcp.h"
+#include "sipnab/rtp_stream.h"
+
+#include "eng_int.h"
+
+#define MAX_STREAMS_DEFAULT      1000000u
+#define STREAM_PACKETS_DEFAULT   (16u * 1024u * 1024u)
+#define RTCP_MAX_BYTES           1500u
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t addr_word(const struct sn_addr *a)
+{
+	uint64_t w;
+	uint64_t v;
+
+	memcpy(&w, a->bytes, 8);
+	memcpy(&v, a->bytes + 8, 8);
+	return w ^ (v * 0x9e3779b97f4a7c15ull) ^ a->family;
+}
+
+static uint64_t flow_hash(const struct eng_flow_key *k)
+{
+	uint64_t h = addr_word(&k->src) * 0x9e3779b97f4a7c15ull;
+
+	h ^= addr_word(&k->dst) + ((uint64_t)k->sport << 48) + ((uint64_t)k->dport << 32) + k->ssrc;
+	return mix64(h);
+}
+
+static bool key_eq(const struct eng_flow_key *a, const struct eng_flow_key *b)
+{
+	return a->ssrc == b->ssrc && a->sport == b->sport && a->dport == b->dport &&
+	       memcmp(&a->src, &b->src, sizeof(a->src)) == 0 &&
+	       memcmp(&a->dst, &b->dst, sizeof(a->dst)) == 0;
+}
+
+static void index_grow(struct eng *e)
+{
+	uint32_t cap = e->flow_index_cap ? e->flow_index_cap * 2 : 1024;
+	uint32_t *idx = sn_xcalloc(cap, sizeof(*idx));
+
+	for (uint32_t i = 0; i < e->flow_count; i++) {
+		uint32_t h = (uint32_t)flow_hash(&e->flows[i].key) & (cap - 1);
+		while (idx[h]) {
+			h = (h + 1) & (cap - 1);
+		}
+		idx[h] = i + 1;
+	}
+	free(e->flow_index);
+	e->flow_index = idx;
+	e->flow_index_cap = cap;
+}
+
+/* The flow for @p k, created when absent; NULL when max_streams is reached. */
+static struct eng_flow *flow_get(struct eng *e, const struct eng_flow_key *k)
+{
+	uint32_t max = e->cfg.max_streams ? e->cfg.max_streams : MAX_STREAMS_DEFAULT;
+	uint32_t h;
+	struct eng_flow *f;
+
+	if (e->flow_index_cap == 0 || (e->flow_count + 1) * 2 > e->flow_index_cap) {
+		index_grow(e);
+	}
+	h = (uint32_t)flow_hash(k) & (e->flow_index_cap - 1);
+	while (e->flow_index[h]) {
+		f = &e->flows[e->flow_index[h] - 1];
+		if (key_eq(&f->key, k)) {
+			return f;
+		}
+		h = (h + 1) & (e->flow_index_cap - 1);
+	}
+	if (e->flow_count >= max) {
+		e->st.streams_dropped++;
+		return NULL;
+	}
+	if (e->flow_count == e->flow_cap) {
+		e->flow_cap = e->flow_cap ? e->flow_cap * 2 : 256;
+		e->flows = sn_xrealloc(e->flows, e->flow_cap * sizeof(*e->flows));
+	}
+	f = &e->flows[e->flow_count];
+	memset(f, 0, sizeof(*f));
+	f->key = *k;
+	f->file_index = e->cur_file;
+	f->offset = e->cur_offset;
+	e->flow_index[h] = ++e->flow_count;
+	return f;
+}
+
+static void keep_rtcp(struct eng *e, const struct cap_packet *pkt)
+{
+	struct eng_rtcp_pkt *r;
+	struct sn_slice copy;
+	uint32_t len = SN_MIN(pkt->payload_len, RTCP_MAX_BYTES);
+
+	if (sn_arena_dup(&e->keep, sn_slice_make(pkt->payload, len), &copy) != SN_OK) {
+		return;
+	}
+	if (e->rtcp_count == e->rtcp_cap) {
+		e->rtcp_cap = e->rtcp_cap ? e->rtcp_cap * 2 : 64;
+		e->rtcp = sn_xrealloc(e->rtcp, e->rtcp_cap * sizeof(*e->rtcp));
+	}
+	r = &e->rtcp[e->rtcp_count++];
+	r->ts_ns = pkt->ts_ns;
+	r->src = pkt->src;
+	r->dst = pkt->dst;
+	r->sport = pkt->sport;
+	r->dport = pkt->dport;
+	r->data = copy.ptr;
+	r->len = copy.len;
+}
+
+void eng_media_udp(struct eng *e, const struct cap_packet *pkt)
+{
+	const uint8_t *p = pkt->payload;
+	uint32_t len = pkt->payload_len;
+	struct eng_flow_key k;
+	struct eng_flow *f;
+	struct eng_rtp_pkt *rp;
+	uint32_t max_pkts;
+	uint32_t hdr_len;
+
+	if (len < 8 || (p[0] >> 6) != 2) {
+		return;
+	}
+	if (p[1] >= 200 && p[1] <= 207) {
+		if (rtcp_is_plausible(p, len)) {
+			e->st.rtcp_packets++;
+			keep_rtcp(e, pkt);
+		}
+		return;
+	}
+	if (!rtp_is_plausible(p, len)) {
+		return;
+	}
+	e->st.rtp_candidates++;
+	memset(&k, 0, sizeof(k));
+	k.src = pkt->src;
+	k.dst = pkt->dst;
+	k.sport = pkt->sport;
+	k.dport = pkt->dport;
+	k.ssrc = sn_be32(p + 8);
+	f = flow_get(e, &k);
+	if (!f) {
+		e->st.rtp_dropped++;
+		return;
+	}
+	max_pkts = e->cfg.stream_max_packets ? e->cfg.stream_max_packets : STREAM_PACKETS_DEFAULT;
+	if (f->count >= max_pkts) {
+		f->dropped++;
+		e->st.rtp_dropped++;
+		return;
+	}
+	if (f->count == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 64;
+		f->pkts = sn_xrealloc(f->pkts, (size_t)f->cap * sizeof(*f->pkts));
+	}
+	rp = &f->pkts[f->count++];
+	rp->ts_ns = pkt->ts_ns;
+	rp->seq = sn_be16(p + 2);
+	rp->rtp_ts = sn_be32(p + 4);
+	rp->pt = p[1];
+	rp->udp_len = (uint16_t)SN_MIN(len, 65535u);
+	/* payload start: after the CSRCs and the extension (checked by rtp_is_plausible) */
+	hdr_len = 12u + 4u * (p[0] & 0x0f);
+	if ((p[0] & 0x10) && hdr_len + 4 <= len) {
+		hdr_len += 4u + 4u * sn_be16(p + hdr_len + 2);
+	}
+	rp->pl_len = 0;
+	if (hdr_len < len) {
+		rp->pl_len = (uint8_t)SN_MIN(len - hdr_len, 4u);
+		memcpy(rp->pl, p + hdr_len, rp->pl_len);
+	}
+}
+
+void eng_media_free(struct eng *e)
+{
+	for (uint32_t i = 0; i < e->flow_count; i++) {
+		free(e->flows[i].pkts);
+	}
+	free(e->flows);
+	free(e->flow_index);
+	free(e->rtcp);
+	e->flows = NULL;
+	e->flow_index = NULL;
+	e->rtcp = NULL;
+	e->flow_count = e->flow_cap = e->flow_index_cap = e->rtcp_count = e->rtcp_cap = 0;
+}

@@ -1,0 +1,526 @@
+/*
+ * eng_merge.c - build the struct eng_result from finished workers, deterministically.
+ *
+ * Steps (eng_result_build()):
+ *   1. sum the workers' counters; move their kept message data (the keep arenas) into the result;
+ *   2. sort every SIP message by (time, input file, record offset, message number in record);
+ *   3. reconstruct calls from the sorted messages (eng_call.c);
+ *   4. turn candidate RTP flows into streams: tie each to the SDP endpoints that announced it
+ *      (either side's offer/answer, the latest announcement before its first packet, and every
+ *      call whose announcement overlaps its life), keep unannounced ones only when they pass the
+ *      sequence heuristic, replay their packets through rtp_stream with the clock rates and
+ *      telephone-event type the SDP gives, estimate MOS, attach RTCP reports;
+ *   5. sort streams by (first packet, source, destination, SSRC) and link calls to them.
+ * Nothing here depends on how packets were spread over workers, so `--cores N` equals
+ * `--cores 1` byte for byte.
+ * Ownership: the result owns copies or moved storage; the engines keep only what they free.
+ */
+#include "config.h"
+
+#include "sipnab/eng_result.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sipnab/rtp_mos.h"
+#include "sipnab/sdp.h"
+
+#include "eng_int.h"
+
+#define ASSOC_GRACE_NS (2LL * 1000000000LL) /* media may start this long before its SDP */
+#define HEUR_MIN_PACKETS 3u
+
+const char *eng_call_state_name(enum eng_call_state st)
+{
+	static const char *const names[] = {
+		"CALL_SETUP", "RINGING", "IN_CALL", "COMPLETED", "CANCELLED",
+		"REJECTED", "BUSY", "DIVERTED", "FAILED",
+	};
+	return (unsigned)st < SN_ARRAY_SIZE(names) ? names[st] : "UNKNOWN";
+}
+
+const char *eng_endpoint_str(const struct sn_addr *a, uint16_t port, char *buf, size_t len)
+{
+	char tmp[64];
+
+	sn_addr_str(a, tmp, sizeof(tmp));
+	if (a->family == 6) {
+		snprintf(buf, len, "[%s]:%u", tmp, port);
+	} else {
+		snprintf(buf, len, "%s:%u", tmp, port);
+	}
+	return buf;
+}
+
+static int msg_cmp(const void *pa, const void *pb)
+{
+	const struct eng_msg *a = pa;
+	const struct eng_msg *b = pb;
+
+	if (a->ts_ns != b->ts_ns) {
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	}
+	if (a->file_index != b->file_index) {
+		return a->file_index < b->file_index ? -1 : 1;
+	}
+	if (a->offset != b->offset) {
+		return a->offset < b->offset ? -1 : 1;
+	}
+	if (a->sub != b->sub) {
+		return a->sub < b->sub ? -1 : 1;
+	}
+	return 0;
+}
+
+/* ---- SDP announcements ---- */
+
+struct announce {
+	struct sn_addr addr;
+	uint16_t port;
+	int64_t ts_ns;
+	uint32_t msg;   /* index into r->msgs */
+	uint8_t media;  /* index into the message's media */
+};
+
+static int ann_cmp(const void *pa, const void *pb)
+{
+	const struct announce *a = pa;
+	const struct announce *b = pb;
+	int c = sn_addr_cmp(&a->addr, &b->addr);
+
+	if (c) {
+		return c;
+	}
+	if (a->port != b->port) {
+		return a->port < b->port ? -1 : 1;
+	}
+	if (a->ts_ns != b->ts_ns) {
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	}
+	return a->msg < b->msg ? -1 : (a->msg > b->msg);
+}
+
+/* First announcement of (addr, port) in the sorted array, or n. */
+static size_t ann_lower(const struct announce *ann, size_t n, const struct sn_addr *addr,
+			uint16_t port)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = sn_addr_cmp(&ann[mid].addr, addr);
+		if (c < 0 || (c == 0 && ann[mid].port < port)) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo;
+}
+
+static struct announce *announcements(const struct eng_result *r, size_t *count)
+{
+	size_t n = 0, cap = 0;
+	struct announce *ann = NULL;
+
+	for (uint32_t i = 0; i < r->msg_count; i++) {
+		const struct eng_msg *m = &r->msgs[i];
+		for (uint8_t j = 0; j < m->media_count; j++) {
+			const struct eng_sdp_media *md = &m->media[j];
+			if (!md->rtp || md->port == 0 || md->addr.family == 0 || m->retransmission) {
+				continue;
+			}
+			if (n == cap) {
+				cap = cap ? cap * 2 : 256;
+				ann = sn_xrealloc(ann, cap * sizeof(*ann));
+			}
+			ann[n].addr = md->addr;
+			ann[n].port = md->port;
+			ann[n].ts_ns = m->ts_ns;
+			ann[n].msg = i;
+			ann[n].media = j;
+			n++;
+		}
+	}
+	if (n) {
+		qsort(ann, n, sizeof(*ann), ann_cmp);
+	}
+	*count = n;
+	return ann;
+}
+
+/* ---- streams ---- */
+
+struct flow_ref {
+	const struct eng_flow *f;
+	const struct eng *e;
+};
+
+/*
+ * The announcement of the endpoint in force at time @p t: the latest one made at or before t;
+ * failing that (media racing ahead of its SDP), the first one made within the grace period.
+ */
+static const struct announce *ann_at(const struct announce *ann, size_t n,
+				     const struct sn_addr *addr, uint16_t port, int64_t t)
+{
+	size_t i = ann_lower(ann, n, addr, port);
+	const struct announce *best = NULL;
+
+	for (; i < n && ann[i].port == port && sn_addr_cmp(&ann[i].addr, addr) == 0; i++) {
+		if (ann[i].ts_ns <= t) {
+			best = &ann[i];
+		} else {
+			if (!best && ann[i].ts_ns <= t + ASSOC_GRACE_NS) {
+				best = &ann[i];
+			}
+			break;
+		}
+	}
+	return best;
+}
+
+static bool heuristic_ok(const struct eng_flow *f)
+{
+	uint32_t steps = 0;
+
+	if (f->count < HEUR_MIN_PACKETS) {
+		return false;
+	}
+	for (uint32_t i = 1; i < f->count; i++) {
+		if ((uint16_t)(f->pkts[i - 1].seq + 1) == f->pkts[i].seq) {
+			steps++;
+		}
+	}
+	return steps * 2 >= f->count - 1;
+}
+
+/* Codec facts for a stream from an SDP media line (or none). */
+static void stream_codec(struct eng_stream *s, const struct eng_sdp_media *md, int *te_pt,
+			 int32_t *dyn_clock)
+{
+	const char *name = NULL;
+
+	*te_pt = RTP_PT_NONE;
+	*dyn_clock = -1;
+	if (md) {
+		for (uint8_t i = 0; i < md->fmt_count; i++) {
+			const struct eng_sdp_fmt *ft = &md->fmts[i];
+			if (strcmp(ft->name, "telephone-event") == 0 ||
+			    strcmp(ft->name, "TELEPHONE-EVENT") == 0) {
+				*te_pt = ft->pt;
+			}
+			if (ft->pt == s->pt) {
+				name = ft->name[0] ? ft->name : NULL;
+				if (ft->clock_rate) {
+					s->clock_rate = ft->clock_rate;
+				}
+			}
+		}
+	}
+	if (!name && s->pt >= 0) {
+		name = sdp_static_codec_name(s->pt);
+	}
+	if (!s->clock_rate && s->pt >= 0 && sdp_static_clock_rate(s->pt) > 0) {
+		s->clock_rate = (uint32_t)sdp_static_clock_rate(s->pt);
+	}
+	snprintf(s->codec, sizeof(s->codec), "%s", name ? name : "");
+	if (s->pt >= 96 && s->clock_rate) {
+		*dyn_clock = (int32_t)s->clock_rate;
+	}
+	if (md && *dyn_clock < 0) {
+		/* the first dynamic audio format of the offer/answer gives the clock for others */
+		for (uint8_t i = 0; i < md->fmt_count; i++) {
+			if (md->fmts[i].pt >= 96 && md->fmts[i].pt != *te_pt &&
+			    md->fmts[i].clock_rate) {
+				*dyn_clock = (int32_t)md->fmts[i].clock_rate;
+				break;
+			}
+		}
+	}
+}
+
+static void stream_replay(struct eng_stream *s, const struct eng_flow *f, int te_pt,
+			  int32_t dyn_clock)
+{
+	rtp_stream_init(&s->rtp, s->ssrc, dyn_clock, te_pt);
+	for (uint32_t i = 0; i < f->count; i++) {
+		const struct eng_rtp_pkt *p = &f->pkts[i];
+		struct rtp_hdr h;
+
+		memset(&h, 0, sizeof(h));
+		h.version = 2;
+		h.marker = (p->pt & 0x80) != 0;
+		h.pt = p->pt & 0x7f;
+		h.seq = p->seq;
+		h.ts = p->rtp_ts;
+		h.ssrc = s->ssrc;
+		h.hdr_len = RTP_HDR_MIN_LEN;
+		h.payload = sn_slice_make(p->pl, p->pl_len);
+		rtp_stream_update(&s->rtp, p->ts_ns, &h, p->udp_len);
+	}
+}
+
+static int stream_cmp(const void *pa, const void *pb)
+{
+	const struct eng_stream *a = pa;
+	const struct eng_stream *b = pb;
+	int c;
+
+	if (a->rtp.first_ns != b->rtp.first_ns) {
+		return a->rtp.first_ns < b->rtp.first_ns ? -1 : 1;
+	}
+	c = sn_addr_cmp(&a->src, &b->src);
+	if (c) {
+		return c;
+	}
+	if (a->sport != b->sport) {
+		return a->sport < b->sport ? -1 : 1;
+	}
+	c = sn_addr_cmp(&a->dst, &b->dst);
+	if (c) {
+		return c;
+	}
+	if (a->dport != b->dport) {
+		return a->dport < b->dport ? -1 : 1;
+	}
+	return a->ssrc < b->ssrc ? -1 : (a->ssrc > b->ssrc);
+}
+
+/* Calls whose SDP announced an endpoint of @p s while it was active: the call link list. */
+struct link {
+	uint32_t call;
+	uint32_t stream;
+};
+
+static void add_link(struct link **links, size_t *n, size_t *cap, uint32_t call, uint32_t stream)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		*links = sn_xrealloc(*links, *cap * sizeof(**links));
+	}
+	(*links)[*n].call = call;
+	(*links)[*n].stream = stream;
+	(*n)++;
+}
+
+static void links_for(const struct eng_result *r, const struct announce *ann, size_t n,
+		      const struct sn_addr *addr, uint16_t port, const struct eng_stream *s,
+		      uint32_t si, struct link **links, size_t *ln, size_t *lcap)
+{
+	size_t i = ann_lower(ann, n, addr, port);
+
+	for (; i < n && ann[i].port == port && sn_addr_cmp(&ann[i].addr, addr) == 0; i++) {
+		const struct eng_msg *m = &r->msgs[ann[i].msg];
+		const struct eng_call *c;
+		int64_t end;
+
+		if (m->call < 0 || ann[i].ts_ns > s->rtp.last_ns) {
+			continue;
+		}
+		c = &r->calls[m->call];
+		/* a call not seen to end lasts to the end of the capture */
+		end = c->end_ns >= 0 ? c->end_ns : INT64_MAX;
+		if (end < s->rtp.first_ns) {
+			continue;
+		}
+		add_link(links, ln, lcap, (uint32_t)m->call, si);
+	}
+}
+
+static int link_cmp(const void *pa, const void *pb)
+{
+	const struct link *a = pa;
+	const struct link *b = pb;
+
+	if (a->call != b->call) {
+		return a->call < b->call ? -1 : 1;
+	}
+	return a->stream < b->stream ? -1 : (a->stream > b->stream);
+}
+
+/* RTCP reports: attach to the stream whose SSRC they describe and whose receiver sent them. */
+static void attach_rtcp(struct eng_result *r, struct eng *const *engines, size_t count)
+{
+	for (size_t w = 0; w < count; w++) {
+		const struct eng *e = engines[w];
+		for (uint32_t i = 0; i < e->rtcp_count; i++) {
+			const struct eng_rtcp_pkt *rp = &e->rtcp[i];
+			struct rtcp_compound c;
+
+			if (rtcp_parse(rp->data, rp->len, &c) != SN_OK) {
+				continue;
+			}
+			for (uint32_t b = 0; b < c.report_count; b++) {
+				for (uint32_t s = 0; s < r->stream_count; s++) {
+					struct eng_stream *st = &r->streams[s];
+					if (st->ssrc != c.reports[b].ssrc ||
+					    sn_addr_cmp(&st->dst, &rp->src) != 0 ||
+					    sn_addr_cmp(&st->src, &rp->dst) != 0) {
+						continue;
+					}
+					if (!st->has_rtcp) {
+						rtcp_summary_init(&st->rtcp, st->ssrc);
+						st->has_rtcp = true;
+					}
+					rtcp_summary_update(&st->rtcp, &c, rp->ts_ns,
+							    (int32_t)st->clock_rate);
+					break;
+				}
+			}
+		}
+	}
+}
+
+static void build_streams(struct eng_result *r, struct eng *const *engines, size_t count,
+			  bool heuristic)
+{
+	size_t nflows = 0, nann, ln = 0, lcap = 0;
+	struct announce *ann = announcements(r, &nann);
+	struct link *links = NULL;
+	uint32_t n = 0;
+
+	for (size_t w = 0; w < count; w++) {
+		nflows += engines[w]->flow_count;
+	}
+	r->streams = sn_xcalloc(nflows + 1, sizeof(*r->streams));
+	for (size_t w = 0; w < count; w++) {
+		const struct eng *e = engines[w];
+		for (uint32_t i = 0; i < e->flow_count; i++) {
+			const struct eng_flow *f = &e->flows[i];
+			struct eng_stream *s = &r->streams[n];
+			const struct announce *a;
+			const struct eng_sdp_media *md = NULL;
+			int te_pt;
+			int32_t dyn_clock;
+
+			if (f->count == 0) {
+				continue;
+			}
+			memset(s, 0, sizeof(*s));
+			s->src = f->key.src;
+			s->dst = f->key.dst;
+			s->sport = f->key.sport;
+			s->dport = f->key.dport;
+			s->ssrc = f->key.ssrc;
+			s->pt = (int16_t)(f->pkts[0].pt & 0x7f);
+			s->call = -1;
+			a = ann_at(ann, nann, &s->dst, s->dport, f->pkts[0].ts_ns);
+			if (!a) {
+				a = ann_at(ann, nann, &s->src, s->sport, f->pkts[0].ts_ns);
+			}
+			if (a) {
+				s->announced = true;
+				md = &r->msgs[a->msg].media[a->media];
+				s->call = r->msgs[a->msg].call;
+			} else if (!heuristic || !heuristic_ok(f)) {
+				continue;
+			}
+			stream_codec(s, md, &te_pt, &dyn_clock);
+			stream_replay(s, f, te_pt, dyn_clock);
+			if (s->clock_rate && s->pt != te_pt) {
+				s->mos = rtp_mos_stream(&s->rtp,
+							rtp_mos_codec_from_name(sn_slice_make(
+								s->codec, strlen(s->codec))),
+							20);
+			}
+			r->stats.rtp_packets += s->rtp.packets;
+			n++;
+		}
+	}
+	r->stream_count = n;
+	qsort(r->streams, n, sizeof(*r->streams), stream_cmp);
+	attach_rtcp(r, engines, count);
+
+	/* link calls and streams */
+	for (uint32_t i = 0; i < n; i++) {
+		struct eng_stream *s = &r->streams[i];
+		if (!s->announced) {
+			continue;
+		}
+		links_for(r, ann, nann, &s->dst, s->dport, s, i, &links, &ln, &lcap);
+		links_for(r, ann, nann, &s->src, s->sport, s, i, &links, &ln, &lcap);
+	}
+	if (ln) {
+		qsort(links, ln, sizeof(*links), link_cmp);
+	}
+	for (size_t i = 0; i < ln;) {
+		size_t j = i;
+		uint32_t k = 0;
+		struct eng_call *c = &r->calls[links[i].call];
+		while (j < ln && links[j].call == links[i].call) {
+			j++;
+		}
+		c->streams = sn_xcalloc(j - i, sizeof(*c->streams));
+		for (size_t x = i; x < j; x++) {
+			if (k == 0 || c->streams[k - 1] != links[x].stream) {
+				c->streams[k++] = links[x].stream;
+			}
+		}
+		c->stream_count = k;
+		i = j;
+	}
+	free(links);
+	free(ann);
+}
+
+struct eng_result *eng_result_build(struct eng *const *engines, size_t count)
+{
+	struct eng_result *r = sn_xcalloc(1, sizeof(*r));
+	uint32_t total = 0;
+	bool heuristic = count ? engines[0]->cfg.rtp_heuristic : true;
+	bool invite_only = count ? engines[0]->cfg.invite_only : false;
+
+	eng_stats_init(&r->stats);
+	sn_arena_init(&r->arena, 0);
+	r->arena.block_size = 64 * 1024;
+	for (size_t i = 0; i < count; i++) {
+		eng_stats_merge(&r->stats, eng_stats(engines[i]));
+		total += engines[i]->msg_count;
+	}
+	r->msgs = sn_xcalloc(total + 1u, sizeof(*r->msgs));
+	for (size_t i = 0; i < count; i++) {
+		if (engines[i]->msg_count) {
+			memcpy(r->msgs + r->msg_count, engines[i]->msgs,
+			       engines[i]->msg_count * sizeof(*r->msgs));
+		}
+		r->msg_count += engines[i]->msg_count;
+	}
+	qsort(r->msgs, r->msg_count, sizeof(*r->msgs), msg_cmp);
+	eng_calls_build(r, invite_only);
+	build_streams(r, engines, count, heuristic);
+	r->stats.other_packets = r->stats.packets - r->stats.sip_packets - r->stats.rtp_packets -
+				 r->stats.rtcp_packets;
+	if ((int64_t)r->stats.other_packets < 0) {
+		r->stats.other_packets = 0;
+	}
+	/* keep the message bytes alive: take the workers' keep arenas */
+	r->keep = sn_xcalloc(count + 1, sizeof(*r->keep));
+	for (size_t i = 0; i < count; i++) {
+		r->keep[i] = engines[i]->keep;
+		sn_arena_init(&engines[i]->keep, 1);
+	}
+	r->keep_count = count;
+	return r;
+}
+
+void eng_result_free(struct eng_result *r)
+{
+	if (!r) {
+		return;
+	}
+	for (uint32_t i = 0; i < r->call_count; i++) {
+		free(r->calls[i].msgs);
+		free(r->calls[i].streams);
+		free(r->calls[i].leg_ids);
+	}
+	for (size_t i = 0; i < r->keep_count; i++) {
+		sn_arena_cleanup(&r->keep[i]);
+	}
+	free(r->keep);
+	free(r->calls);
+	free(r->streams);
+	free(r->msgs);
+	sn_arena_cleanup(&r->arena);
+	free(r);
+}

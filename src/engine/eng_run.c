@@ -1,0 +1,143 @@
+/*
+ * eng_run.c - run the engine over a set of inputs on N cores and build the result.
+ *
+ * cores == 1: the calling thread reads and analyses every record itself.
+ * cores == N > 1: the calling thread reads (cap_merge) and shards each record by the unordered
+ * pair of its outermost IP addresses (cap_record_host_hash()) to one of N worker threads, so all
+ * packets between two hosts - every fragment, TCP segment and RTP packet of them - reach the
+ * same worker in capture order. Records travel in batches of ENG_BATCH descriptors; the record
+ * bytes are not copied (readers keep them valid until they are freed). Each worker owns one
+ * struct eng; nothing is shared between workers, so they take no locks. When the input ends,
+ * eng_result_build() merges the workers' outputs deterministically: the result is the same
+ * for every N.
+ *
+ * Hand-off: per worker a GAsyncQueue of full batches and one of empty batches; a fixed number
+ * of batches per worker bounds the memory in flight and makes the reader wait (offline input
+ * is never dropped). Thread: eng_run() is called from one thread; it starts and joins the
+ * workers itself.
+ */
+#include "config.h"
+
+#include "sipnab/eng_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "sipnab/cap_decode.h"
+
+#define ENG_BATCH          512u /* records per batch */
+#define ENG_BATCHES_PER_WK 32u  /* batches in flight per worker */
+
+struct batch {
+	uint32_t count;                /* records used */
+	bool last;                     /* end of input: the worker finishes */
+	struct cap_record recs[ENG_BATCH];
+};
+
+struct worker {
+	struct eng *eng;       /* owned; touched only by the worker thread until joined */
+	GAsyncQueue *full;     /* reader -> worker */
+	GAsyncQueue *empty;    /* worker -> reader */
+	GThread *thread;
+	struct batch *cur;     /* reader side: the batch being filled */
+	struct batch *pool;    /* the batches, owned */
+};
+
+static gpointer worker_main(gpointer arg)
+{
+	struct worker *w = arg;
+
+	for (;;) {
+		struct batch *b = g_async_queue_pop(w->full);
+		bool last = b->last;
+
+		for (uint32_t i = 0; i < b->count; i++) {
+			eng_packet(w->eng, &b->recs[i]);
+		}
+		b->count = 0;
+		b->last = false;
+		g_async_queue_push(w->empty, b);
+		if (last) {
+			break;
+		}
+	}
+	eng_finish(w->eng);
+	return NULL;
+}
+
+static struct eng_result *run_single(struct cap_merge *m, const struct eng_config *cfg,
+				     cap_merge_error_fn *on_error, void *user)
+{
+	struct eng *e = eng_new(cfg);
+	struct cap_record rec;
+	struct eng_result *r;
+
+	while (cap_merge_next(m, &rec, on_error, user) == SN_OK) {
+		eng_packet(e, &rec);
+	}
+	eng_finish(e);
+	r = eng_result_build(&e, 1);
+	eng_free(e);
+	return r;
+}
+
+struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg,
+			   cap_merge_error_fn *on_error, void *user)
+{
+	uint32_t n = cfg->cores ? cfg->cores : 1;
+	struct worker *w;
+	struct eng **engines;
+	struct cap_record rec;
+	struct eng_result *r;
+
+	if (n == 1) {
+		return run_single(m, &cfg->eng, on_error, user);
+	}
+	w = sn_xcalloc(n, sizeof(*w));
+	engines = sn_xcalloc(n, sizeof(*engines));
+	for (uint32_t i = 0; i < n; i++) {
+		char name[32];
+
+		w[i].eng = eng_new(&cfg->eng);
+		engines[i] = w[i].eng;
+		w[i].full = g_async_queue_new();
+		w[i].empty = g_async_queue_new();
+		w[i].pool = sn_xcalloc(ENG_BATCHES_PER_WK, sizeof(*w[i].pool));
+		for (uint32_t j = 1; j < ENG_BATCHES_PER_WK; j++) {
+			g_async_queue_push(w[i].empty, &w[i].pool[j]);
+		}
+		w[i].cur = &w[i].pool[0];
+		snprintf(name, sizeof(name), "sn-worker-%u", i);
+		w[i].thread = g_thread_new(name, worker_main, &w[i]);
+	}
+	while (cap_merge_next(m, &rec, on_error, user) == SN_OK) {
+		struct worker *wk = &w[cap_record_host_hash(&rec) % n];
+		struct batch *b = wk->cur;
+
+		b->recs[b->count++] = rec;
+		if (b->count == ENG_BATCH) {
+			g_async_queue_push(wk->full, b);
+			wk->cur = g_async_queue_pop(wk->empty);
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		w[i].cur->last = true;
+		g_async_queue_push(w[i].full, w[i].cur);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		g_thread_join(w[i].thread);
+	}
+	r = eng_result_build(engines, n);
+	for (uint32_t i = 0; i < n; i++) {
+		eng_free(w[i].eng);
+		g_async_queue_unref(w[i].full);
+		g_async_queue_unref(w[i].empty);
+		free(w[i].pool);
+	}
+	free(engines);
+	free(w);
+	return r;
+}

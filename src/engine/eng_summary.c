@@ -1,0 +1,214 @@
+/*
+ * eng_summary.c - keep a parsed SIP message as a struct eng_msg: the fields that transaction,
+ * dialog and call reconstruction, stream association and the report need, copied out of the
+ * packet ("promote at the ownership boundary", STYLE.md §4) into the worker's keep arena, plus
+ * the message bytes for the ladder.
+ *
+ * Bounds: the keep arena has a byte budget (eng_config.keep_bytes); a message that does not fit
+ * is counted in stats.msgs_dropped and not kept. SDP media beyond ENG_SDP_MAX_MEDIA lines or
+ * formats beyond ENG_SDP_MAX_FMTS are not kept (the first ones are).
+ * Thread: the worker that owns the engine.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sipnab/eng_result.h"
+#include "sipnab/sdp.h"
+#include "sipnab/sip_msg.h"
+
+#include "eng_int.h"
+
+#define SDP_ARENA_LIMIT (256u * 1024u)
+
+/* Copy a slice as a NUL-terminated string into the keep arena; "" for an empty slice. */
+static enum sn_status keep_str(struct eng *e, struct sn_slice s, const char **out)
+{
+	struct sn_slice copy;
+	enum sn_status st;
+
+	if (s.len == 0) {
+		*out = "";
+		return SN_OK;
+	}
+	st = sn_arena_dup(&e->keep, s, &copy);
+	if (st == SN_OK) {
+		*out = (const char *)copy.ptr;
+	}
+	return st;
+}
+
+static void copy_name(char *dst, size_t cap, struct sn_slice s)
+{
+	size_t n = SN_MIN((size_t)s.len, cap - 1);
+
+	if (n) {
+		memcpy(dst, s.ptr, n);
+	}
+	dst[n] = '\0';
+}
+
+/* Extract the media endpoints of the message's SDP, if any, into the keep arena. */
+static enum sn_status keep_sdp(struct eng *e, const struct sip_msg *msg, struct eng_msg *m)
+{
+	struct sn_slice body;
+	struct sdp_session sess;
+	struct sn_arena tmp;
+	enum sn_status st;
+	uint32_t n;
+
+	if (sip_msg_find_sdp(msg, &body) != SN_OK) {
+		return SN_OK;
+	}
+	sn_arena_init(&tmp, SDP_ARENA_LIMIT);
+	if (sdp_parse(&sess, &tmp, body.ptr, body.len) != SN_OK || sess.media_count == 0) {
+		sn_arena_cleanup(&tmp);
+		return SN_OK;
+	}
+	n = SN_MIN(sess.media_count, (uint32_t)ENG_SDP_MAX_MEDIA);
+	st = sn_arena_alloc(&e->keep, n * sizeof(*m->media), (void **)&m->media);
+	if (st != SN_OK) {
+		sn_arena_cleanup(&tmp);
+		return st;
+	}
+	m->media_count = (uint8_t)n;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sdp_media *sm = &sess.media[i];
+		const struct sdp_conn *c = sdp_media_conn(&sess, sm);
+		struct eng_sdp_media *em = &m->media[i];
+
+		if (c) {
+			em->addr = c->addr;
+		}
+		em->port = sm->port;
+		em->rtp = sm->rtp;
+		em->rtcp_mux = sm->rtcp_mux;
+		if (sm->rtcp_mux) {
+			em->rtcp_port = sm->port;
+		} else if (sm->rtcp_port) {
+			em->rtcp_port = sm->rtcp_port;
+		} else if (sm->port) {
+			em->rtcp_port = (uint16_t)(sm->port + 1);
+		}
+		for (uint32_t f = 0; f < sm->format_count && em->fmt_count < ENG_SDP_MAX_FMTS; f++) {
+			const struct sdp_format *sf = &sm->formats[f];
+			struct eng_sdp_fmt *ef = &em->fmts[em->fmt_count++];
+			int rate;
+
+			ef->pt = (int16_t)sf->pt;
+			rate = sf->pt >= 0 ? sdp_media_clock_rate(sm, sf->pt) : -1;
+			ef->clock_rate = rate > 0 ? (uint32_t)rate : 0;
+			if (sf->pt >= 0) {
+				copy_name(ef->name, sizeof(ef->name), sdp_media_codec_name(sm, sf->pt));
+			} else {
+				copy_name(ef->name, sizeof(ef->name), sf->token);
+			}
+		}
+	}
+	sn_arena_cleanup(&tmp);
+	return SN_OK;
+}
+
+/* Everything of one message that needs arena space; SN_ELIMIT when the budget is exhausted. */
+static enum sn_status keep_fields(struct eng *e, const struct sip_msg *msg, struct eng_msg *m,
+				  const uint8_t *raw, size_t raw_len)
+{
+	struct sip_name_addr na;
+	const struct sip_hdr *h;
+	struct sn_slice raw_copy;
+	char sent_by[300];
+	enum sn_status st = SN_OK;
+
+	if (msg->is_request) {
+		st = keep_str(e, msg->method_name, &m->method_name);
+	} else {
+		st = keep_str(e, msg->cseq_method_name, &m->method_name);
+	}
+	st = st ? st : keep_str(e, msg->reason, &m->reason);
+	st = st ? st : keep_str(e, msg->ruri, &m->ruri);
+	st = st ? st : keep_str(e, msg->call_id, &m->call_id);
+	st = st ? st : keep_str(e, msg->from_tag, &m->from_tag);
+	st = st ? st : keep_str(e, msg->to_tag, &m->to_tag);
+	m->from_uri = m->to_uri = m->x_call_id = m->branch = m->sent_by = m->top_via = "";
+	if (!st && sip_msg_from(msg, &na) == SN_OK) {
+		st = keep_str(e, na.uri_text, &m->from_uri);
+	}
+	if (!st && sip_msg_to(msg, &na) == SN_OK) {
+		st = keep_str(e, na.uri_text, &m->to_uri);
+	}
+	h = sip_msg_hdr_find_name(msg, "X-Call-ID");
+	if (!h) {
+		h = sip_msg_hdr_find_name(msg, "X-CID");
+	}
+	if (!st && h) {
+		st = keep_str(e, h->value, &m->x_call_id);
+	}
+	if (!st && msg->via_count > 0) {
+		const struct sip_via *v = &msg->via;
+		size_t n = SN_MIN((size_t)v->host.len, sizeof(sent_by) - 8);
+		struct sn_slice sb;
+
+		st = keep_str(e, v->branch, &m->branch);
+		memcpy(sent_by, v->host.ptr, n);
+		if (v->has_port) {
+			n += (size_t)snprintf(sent_by + n, sizeof(sent_by) - n, ":%u", v->port);
+		}
+		sb = sn_slice_make(sent_by, n);
+		st = st ? st : keep_str(e, sb, &m->sent_by);
+		h = sip_msg_hdr_find(msg, SIP_HDR_VIA);
+		if (!st && h) {
+			st = keep_str(e, h->value, &m->top_via);
+		}
+	}
+	st = st ? st : keep_str(e, sip_msg_user_agent(msg), &m->user_agent);
+	st = st ? st : keep_sdp(e, msg, m);
+	if (!st) {
+		st = sn_arena_dup(&e->keep, sn_slice_make(raw, raw_len), &raw_copy);
+		if (!st) {
+			m->raw = raw_copy.ptr;
+			m->raw_len = raw_copy.len;
+		}
+	}
+	return st;
+}
+
+void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packet *pkt,
+		    const struct sip_msg *msg, const uint8_t *raw)
+{
+	struct eng_msg *m;
+
+	if (e->msg_count == e->msg_cap) {
+		e->msg_cap = e->msg_cap ? e->msg_cap * 2 : 1024;
+		e->msgs = sn_xrealloc(e->msgs, e->msg_cap * sizeof(*e->msgs));
+	}
+	m = &e->msgs[e->msg_count];
+	memset(m, 0, sizeof(*m));
+	m->ts_ns = pkt->ts_ns;
+	m->file_index = e->cur_file;
+	m->offset = e->cur_offset;
+	m->sub = e->cur_sub++;
+	m->src = pkt->src;
+	m->dst = pkt->dst;
+	m->sport = pkt->sport;
+	m->dport = pkt->dport;
+	m->transport = (uint8_t)tr;
+	m->is_request = msg->is_request;
+	m->method = (uint8_t)(msg->is_request ? msg->method : msg->cseq_method);
+	m->status = msg->status_code;
+	m->cseq = msg->cseq;
+	m->call = -1;
+	if (keep_fields(e, msg, m, raw, msg->msg_len) != SN_OK) {
+		e->st.msgs_dropped++;
+		return;
+	}
+	e->msg_count++;
+}
+
+void eng_msgs_free(struct eng *e)
+{
+	free(e->msgs);
+	e->msgs = NULL;
+	e->msg_count = e->msg_cap = 0;
+}

@@ -1,0 +1,433 @@
+/*
+ * rtp_stream.c - RTP header parsing and per-stream statistics.
+ *
+ * rtp_hdr_parse() checks the RFC 3550 §5.1 framing; rtp_stream_update() folds one packet into
+ * a struct rtp_stream. The statistics reproduce the arithmetic of Wireshark 4.0's RTP stream
+ * analysis (ui/tap-rtp-analysis.c, rtppacket_analyse()), which is what `tshark -z rtp,streams`
+ * prints, so the two agree to the displayed precision:
+ *
+ *   - arrival times are ms (double) since the stream's first packet; the nominal gap of a
+ *     packet is (extended RTP timestamp - that of the last in-time-sequence packet) divided by
+ *     the integer clock_rate/1000 (11025 Hz counts as 11 kHz);
+ *   - D = |arrival - (last in-time-sequence arrival + nominal gap)|, J = (15 J + D) / 16;
+ *   - delta = arrival - last in-time-sequence arrival;
+ *   - "regular" packets (not the first, not marker, not comfort noise or the packet after it,
+ *     not a timestamp that went backwards) feed min/max/mean delta and min/max/mean jitter;
+ *     the means divide by the number of packets received before this one (duplicates and
+ *     irregular packets included), exactly as Wireshark does;
+ *   - sequence errors, wrap cycles and expected = last seq + 65536 cycles - first seq + 1 follow
+ *     its heuristics, so lost = expected - received may be negative;
+ *   - telephone-event packets and payload types without a clock rate get a delta but no
+ *     jitter or skew.
+ * Additions that Wireshark does not have: duplicates and out-of-order packets from a window of
+ * RTP_DUP_WINDOW extended sequence numbers, loss bursts measured at the moment a gap is seen
+ * (a late packet filling a hole reduces gap_lost but not max_burst_loss), and RFC 4733 digits,
+ * one per event, an event being identified by its RTP timestamp (RFC 4733 §2.5.1.1: the end
+ * packet is sent three times and long events are refreshed with the same timestamp).
+ *
+ * Not done here: SRTP, RTP header extensions' content, payload decoding other than RFC 4733,
+ * and choosing the stream key (the engine does that). No allocation; no per-packet division
+ * other than the ones the metrics need.
+ * Ownership: the caller owns struct rtp_stream. Threading: one worker per stream; the static
+ * clock-rate table is const.
+ */
+#include "config.h"
+
+#include "sipnab/rtp_stream.h"
+
+#include <math.h>
+#include <string.h>
+
+/* RFC 3551 §6 Tables 4 and 5, the same rates as Wireshark's clock_map. */
+static const uint32_t rtp_static_clock[35] = {
+	[0] = 8000,   [1] = 8000,   [2] = 8000,	  [3] = 8000,	[4] = 8000,   [5] = 8000,
+	[6] = 16000,  [7] = 8000,   [8] = 8000,	  [9] = 8000,	[10] = 44100, [11] = 44100,
+	[12] = 8000,  [13] = 8000,  [14] = 90000, [15] = 8000,	[16] = 11025, [17] = 22050,
+	[18] = 8000,  [19] = 8000,  [25] = 90000, [26] = 90000, [28] = 90000, [31] = 90000,
+	[32] = 90000, [33] = 90000, [34] = 90000,
+};
+
+static const char rtp_dtmf_chars[16] = {'0', '1', '2', '3', '4', '5', '6', '7',
+					'8', '9', '*', '#', 'A', 'B', 'C', 'D'};
+
+uint32_t rtp_pt_clock_rate(uint8_t pt)
+{
+	if (pt >= SN_ARRAY_SIZE(rtp_static_clock)) {
+		return 0;
+	}
+	return rtp_static_clock[pt];
+}
+
+/* Header length (fixed + CSRC + extension) or 0 when it does not fit in len. */
+static uint32_t rtp_hdr_len(const uint8_t *p, size_t len, uint32_t *ext_len)
+{
+	size_t n = RTP_HDR_MIN_LEN + 4u * (p[0] & 0x0f);
+
+	*ext_len = 0;
+	if (n > len) {
+		return 0;
+	}
+	if (p[0] & 0x10) {
+		if (n + 4 > len) {
+			return 0;
+		}
+		*ext_len = 4u * sn_be16(p + n + 2);
+		n += 4 + *ext_len;
+		if (n > len) {
+			return 0;
+		}
+	}
+	return (uint32_t)n;
+}
+
+enum sn_status rtp_hdr_parse(const uint8_t *p, size_t len, struct rtp_hdr *out)
+{
+	uint32_t hlen;
+	uint32_t ext_len;
+	uint32_t pad = 0;
+
+	if (len < RTP_HDR_MIN_LEN || (p[0] >> 6) != 2 || len > UINT32_MAX) {
+		return SN_EPARSE;
+	}
+	hlen = rtp_hdr_len(p, len, &ext_len);
+	if (hlen == 0) {
+		return SN_EPARSE;
+	}
+	if (p[0] & 0x20) {
+		pad = p[len - 1];
+		/* RFC 3550 §5.1: the last octet counts itself, so 0 is invalid. */
+		if (pad == 0 || pad > len - hlen) {
+			return SN_EPARSE;
+		}
+	}
+	out->version = 2;
+	out->padding = (p[0] & 0x20) != 0;
+	out->extension = (p[0] & 0x10) != 0;
+	out->csrc_count = p[0] & 0x0f;
+	out->marker = (p[1] & 0x80) != 0;
+	out->pt = p[1] & 0x7f;
+	out->seq = sn_be16(p + 2);
+	out->ts = sn_be32(p + 4);
+	out->ssrc = sn_be32(p + 8);
+	out->ext_profile = out->extension ? sn_be16(p + RTP_HDR_MIN_LEN + 4u * out->csrc_count) : 0;
+	out->ext_len = ext_len;
+	out->hdr_len = hlen;
+	out->pad_len = pad;
+	out->payload = sn_slice_make(p + hlen, len - hlen - pad);
+	return SN_OK;
+}
+
+bool rtp_is_plausible(const uint8_t *p, size_t len)
+{
+	uint32_t ext_len;
+	uint8_t pt;
+
+	if (len < RTP_HDR_MIN_LEN || (p[0] >> 6) != 2) {
+		return false;
+	}
+	pt = p[1] & 0x7f;
+	if (pt >= 72 && pt <= 95) {
+		return false;
+	}
+	return rtp_hdr_len(p, len, &ext_len) != 0;
+}
+
+void rtp_stream_init(struct rtp_stream *s, uint32_t ssrc, int32_t clock_rate, int te_pt)
+{
+	memset(s, 0, sizeof(*s));
+	s->ssrc = ssrc;
+	s->clock_rate = clock_rate > 0 ? clock_rate : 0;
+	s->te_pt = (int16_t)(te_pt >= 0 && te_pt <= 127 ? te_pt : RTP_PT_NONE);
+	s->min_delta_ms = -1;
+	s->min_jitter_ms = -1;
+}
+
+/* Duplicate / out-of-order window and loss bursts, on extended sequence numbers. */
+static void rtp_stream_track_seq(struct rtp_stream *s, uint16_t seq, uint32_t *flags)
+{
+	int32_t d = (int32_t)((uint16_t)(seq - (uint16_t)s->max_ext_seq));
+	uint32_t i;
+
+	if (d >= 32768) {
+		d -= 65536;
+	}
+	if (d > 0) {
+		uint32_t gap = (uint32_t)d - 1;
+
+		if ((uint32_t)d >= RTP_DUP_WINDOW) {
+			memset(s->seen, 0, sizeof(s->seen));
+		} else {
+			uint32_t words = (uint32_t)d / 64;
+			uint32_t bits = (uint32_t)d % 64;
+
+			for (i = SN_ARRAY_SIZE(s->seen); i-- > 0;) {
+				uint64_t v = i >= words ? s->seen[i - words] << bits : 0;
+
+				if (bits && i > words) {
+					v |= s->seen[i - words - 1] >> (64 - bits);
+				}
+				s->seen[i] = v;
+			}
+		}
+		s->seen[0] |= 1;
+		s->max_ext_seq += (uint32_t)d;
+		if (gap) {
+			s->loss_bursts++;
+			s->gap_lost += gap;
+			if (gap > s->max_burst_loss) {
+				s->max_burst_loss = gap;
+			}
+		}
+		return;
+	}
+	i = (uint32_t)-d;
+	if (i < RTP_DUP_WINDOW) {
+		uint64_t bit = (uint64_t)1 << (i % 64);
+
+		if (s->seen[i / 64] & bit) {
+			s->duplicates++;
+			*flags |= RTP_STREAM_F_DUPLICATE;
+			return;
+		}
+		s->seen[i / 64] |= bit;
+		if (s->gap_lost) {
+			s->gap_lost--;
+		}
+	}
+	s->out_of_order++;
+}
+
+/* RFC 4733 §2.3: one digit per event; the event is named by its RTP timestamp. */
+static void rtp_stream_dtmf(struct rtp_stream *s, const struct rtp_hdr *h)
+{
+	uint8_t ev;
+
+	if (h->payload.len < 4) {
+		return;
+	}
+	if (s->dtmf_active && s->dtmf_ts == h->ts) {
+		return;
+	}
+	s->dtmf_active = true;
+	s->dtmf_ts = h->ts;
+	ev = h->payload.ptr[0];
+	if (ev >= SN_ARRAY_SIZE(rtp_dtmf_chars)) {
+		return;
+	}
+	if (s->dtmf_count < RTP_DTMF_MAX) {
+		s->dtmf[s->dtmf_count] = rtp_dtmf_chars[ev];
+		s->dtmf[s->dtmf_count + 1] = '\0';
+	}
+	s->dtmf_count++;
+}
+
+static bool rtp_pt_is_cn(uint8_t pt)
+{
+	return pt == RTP_PT_CN || pt == RTP_PT_CN_OLD;
+}
+
+/* Clock rate for a packet's PT, 0 when jitter cannot be computed (Wireshark's rules). */
+static uint32_t rtp_stream_clock(const struct rtp_stream *s, uint8_t pt, uint32_t *flags)
+{
+	uint32_t hz;
+
+	if (s->te_pt >= 0 && pt == (uint8_t)s->te_pt) {
+		*flags |= RTP_STREAM_F_EVENT;
+		return 0;
+	}
+	hz = pt < 96 ? rtp_pt_clock_rate(pt) : 0;
+	if (hz == 0) {
+		hz = (uint32_t)s->clock_rate;
+	}
+	return hz;
+}
+
+/* Wireshark's sequence-cycle and sequence-error heuristics. */
+static void rtp_stream_seq(struct rtp_stream *s, uint16_t q, bool in_ts, uint32_t *flags)
+{
+	int32_t sn = s->seq_num;
+
+	if (q < s->start_seq && in_ts && !s->under) {
+		s->seq_cycles++;
+		s->under = true;
+	} else if (q == 0 && s->stop_seq == 65535 && in_ts && !s->under) {
+		s->seq_cycles++;
+		s->under = true;
+	} else if (q > s->start_seq && in_ts && s->under) {
+		s->under = false;
+	}
+
+	if (in_ts && sn + 1 == q) {
+		s->seq_num = q;
+	} else if (in_ts && sn == 65535 && q == 0) {
+		s->seq_num = q;
+	} else if (in_ts && (sn + 1 < q || sn - q > 0xFF00)) {
+		s->seq_num = q;
+		s->seq_errors++;
+		*flags |= RTP_STREAM_F_WRONG_SEQ;
+	} else if (sn + 1 > q) {
+		s->seq_errors++;
+		*flags |= RTP_STREAM_F_WRONG_SEQ;
+	}
+}
+
+static void rtp_stream_first(struct rtp_stream *s, int64_t arrival_ns, const struct rtp_hdr *h,
+			     uint32_t flags)
+{
+	s->first_ns = arrival_ns;
+	s->first_pt = h->pt;
+	s->start_seq = h->seq;
+	s->stop_seq = h->seq;
+	s->seq_num = h->seq;
+	s->ext_ts = h->ts;
+	s->seq_ts = h->ts;
+	s->pt = h->pt;
+	s->reg_pt = h->pt;
+	s->max_ext_seq = 65536u + h->seq;
+	s->seen[0] = 1;
+	s->flags = flags | RTP_STREAM_F_FIRST | (h->marker ? RTP_STREAM_F_MARKER : 0);
+}
+
+void rtp_stream_update(struct rtp_stream *s, int64_t arrival_ns, const struct rtp_hdr *h,
+		       uint32_t udp_len)
+{
+	uint32_t flags = 0;
+	uint32_t hz;
+	uint32_t khz;
+	int64_t ext_ts;
+	bool in_ts;
+	double now_ms;
+	double n;
+
+	s->packets++;
+	s->bytes += udp_len;
+	s->last_ns = arrival_ns;
+	s->last_pt = h->pt;
+	if (h->marker) {
+		s->marker_packets++;
+	}
+	if (rtp_pt_is_cn(h->pt)) {
+		s->cn_packets++;
+	}
+	hz = rtp_stream_clock(s, h->pt, &flags);
+	if (flags & RTP_STREAM_F_EVENT) {
+		s->event_packets++;
+		rtp_stream_dtmf(s, h);
+	}
+	if (s->packets == 1) {
+		rtp_stream_first(s, arrival_ns, h, flags);
+		return;
+	}
+	rtp_stream_track_seq(s, h->seq, &flags);
+
+	now_ms = (double)(arrival_ns - s->first_ns) / 1e6;
+	/* Extended timestamp: unwrap relative to the previous packet's. */
+	ext_ts = s->ext_ts + (int32_t)(h->ts - (uint32_t)s->ext_ts);
+	in_ts = s->seq_ts <= ext_ts;
+	if (!in_ts) {
+		flags |= RTP_STREAM_F_WRONG_TS;
+	}
+	rtp_stream_seq(s, h->seq, in_ts, &flags);
+
+	if (rtp_pt_is_cn(h->pt)) {
+		flags |= RTP_STREAM_F_CN;
+	}
+	if (rtp_pt_is_cn(s->pt)) {
+		flags |= RTP_STREAM_F_FOLLOW_CN;
+	}
+	if (h->pt != s->pt) {
+		flags |= RTP_STREAM_F_PT_CHANGE;
+		s->pt_changes++;
+	}
+	s->pt = h->pt;
+
+	s->delta_ms = now_ms - s->time_ms;
+	khz = hz / 1000;
+	if (khz != 0) {
+		double nominal = (double)(ext_ts - s->seq_ts) / khz;
+		double diff = fabs(now_ms - (s->time_ms + nominal));
+		double arrival;
+
+		s->last_clock_hz = hz;
+		s->jitter_ms = (15 * s->jitter_ms + diff) / 16;
+		nominal += s->last_nominal_ms;
+		arrival = s->last_arrival_ms + s->delta_ms;
+		s->skew_ms = nominal - arrival;
+		if (fabs(s->skew_ms) > fabs(s->max_skew_ms)) {
+			s->max_skew_ms = s->skew_ms;
+		}
+		s->last_nominal_ms = nominal;
+		s->last_arrival_ms = arrival;
+	}
+
+	if (h->marker) {
+		flags |= RTP_STREAM_F_MARKER;
+	}
+	if (!(flags & (RTP_STREAM_F_MARKER | RTP_STREAM_F_CN | RTP_STREAM_F_WRONG_TS |
+		       RTP_STREAM_F_FOLLOW_CN))) {
+		/* Wireshark divides by the packets received before this one. */
+		n = (double)(s->packets - 1);
+		flags |= RTP_STREAM_F_REGULAR;
+		if (s->delta_ms > s->max_delta_ms) {
+			s->max_delta_ms = s->delta_ms;
+		}
+		if (s->min_delta_ms < 0 || s->delta_ms < s->min_delta_ms) {
+			s->min_delta_ms = s->delta_ms;
+		}
+		s->mean_delta_ms = (s->mean_delta_ms * (n - 1) + s->delta_ms) / n;
+		if (khz != 0) {
+			if (s->jitter_ms > s->max_jitter_ms) {
+				s->max_jitter_ms = s->jitter_ms;
+			}
+			if (s->min_jitter_ms < 0 || s->jitter_ms < s->min_jitter_ms) {
+				s->min_jitter_ms = s->jitter_ms;
+			}
+			s->mean_jitter_ms = (s->mean_jitter_ms * (n - 1) + s->jitter_ms) / n;
+		}
+	}
+	if (!(flags & RTP_STREAM_F_CN)) {
+		if (h->pt != s->reg_pt) {
+			flags |= RTP_STREAM_F_REG_PT_CHANGE;
+			s->reg_pt_changes++;
+		}
+		s->reg_pt = h->pt;
+	}
+	if (in_ts) {
+		s->time_ms = now_ms;
+		s->seq_ts = ext_ts;
+	}
+	s->ext_ts = ext_ts;
+	s->stop_seq = h->seq;
+	s->flags = flags;
+}
+
+int64_t rtp_stream_expected(const struct rtp_stream *s)
+{
+	if (s->packets == 0) {
+		return 0;
+	}
+	return (int64_t)s->stop_seq + 65536 * (int64_t)s->seq_cycles - s->start_seq + 1;
+}
+
+int64_t rtp_stream_lost(const struct rtp_stream *s)
+{
+	return rtp_stream_expected(s) - (int64_t)s->packets;
+}
+
+double rtp_stream_loss_pct(const struct rtp_stream *s)
+{
+	int64_t exp = rtp_stream_expected(s);
+
+	if (exp <= 0) {
+		return 0.0;
+	}
+	return 100.0 * (double)rtp_stream_lost(s) / (double)exp;
+}
+
+double rtp_stream_mean_burst(const struct rtp_stream *s)
+{
+	if (s->loss_bursts == 0) {
+		return 0.0;
+	}
+	return (double)s->gap_lost / s->loss_bursts;
+}
