@@ -55,14 +55,16 @@ const char *ana_problem_name(enum ana_problem p)
 
 int64_t ana_call_setup_ns(const struct eng_call *c)
 {
-	if (c->start_ns < 0) {
+	int64_t from = c->attempt_ns >= 0 ? c->attempt_ns : c->start_ns;
+
+	if (from < 0) {
 		return -1;
 	}
-	if (c->ring_ns >= 0) {
-		return c->ring_ns - c->start_ns;
+	if (c->ring_ns >= from) {
+		return c->ring_ns - from;
 	}
 	if (c->answer_ns >= 0) {
-		return c->answer_ns - c->start_ns;
+		return c->answer_ns - from;
 	}
 	return -1;
 }

@@ -55,6 +55,7 @@ static void setup(void)
 	call.state = ENG_CALL_COMPLETED;
 	call.final_code = 200;
 	call.start_ns = T0;
+	call.attempt_ns = -1;
 	call.ring_ns = T0 + 40 * MS;
 	call.answer_ns = T0 + 1000 * MS;
 	call.end_ns = T0 + 11000 * MS;
@@ -216,6 +217,11 @@ START_TEST(test_ana_filter_slow_setup)
 	ck_assert(ana_filter_match(&f, &res, &call));
 	call.answer_ns = -1;
 	ck_assert_int_eq(ana_call_setup_ns(&call), -1);
+	ck_assert(!ana_filter_match(&f, &res, &call));
+	/* after a 407 challenge the post-dial delay counts from the retried INVITE */
+	call.attempt_ns = T0 + 17000 * MS;
+	call.ring_ns = T0 + 17400 * MS;
+	ck_assert_int_eq(ana_call_setup_ns(&call), 400 * MS);
 	ck_assert(!ana_filter_match(&f, &res, &call));
 }
 END_TEST

@@ -106,7 +106,7 @@ static void init_call(uint32_t i, const char *id, const char *kind, int64_t star
 	c->to_tag = "t1";
 	c->hangup = "";
 	c->start_ns = T0 + start_ms * MS;
-	c->ring_ns = c->answer_ns = c->end_ns = -1;
+	c->ring_ns = c->answer_ns = c->end_ns = c->attempt_ns = -1;
 	c->dialogs = 1;
 	c->hops = 1;
 	c->legs = 1;

@@ -260,6 +260,23 @@ START_TEST(test_sip_dialog_cancelled_by_cancel_and_487)
 }
 END_TEST
 
+/* sngrep-aaa.pcap: the caller CANCELs, the server never answers the CANCEL and ends the INVITE
+ * with 408; the call was still cancelled by the caller, not a failure of the network. */
+START_TEST(test_sip_dialog_cancel_answered_by_408_is_cancelled)
+{
+	struct sip_dialog_summary s;
+
+	feed(INV("z9hG4bK1", 1), T0);
+	feed(R_INV(100, "z9hG4bK1", 1, NULL), T0 + MS(2000));
+	feed(REQ(.method = "CANCEL", .branch = "z9hG4bK1"), T0 + MS(34000));
+	feed(R_INV(408, "z9hG4bK1", 1, "x"), T0 + MS(36000));
+	s = sum(0);
+	ck_assert_int_eq(s.state, SIP_DIALOG_CALL_CANCELLED);
+	ck_assert(s.cancelled);
+	ck_assert_int_eq(s.final_status, 408);
+}
+END_TEST
+
 START_TEST(test_sip_dialog_answer_wins_a_cancel_race)
 {
 	struct sip_dialog_summary s;
@@ -639,6 +656,7 @@ static Suite *sip_dialog_suite(void)
 	tc = tcase_create("unanswered");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_sip_dialog_cancelled_by_cancel_and_487);
+	tcase_add_test(tc, test_sip_dialog_cancel_answered_by_408_is_cancelled);
 	tcase_add_test(tc, test_sip_dialog_answer_wins_a_cancel_race);
 	tcase_add_loop_test(tc, test_sip_dialog_final_failure_decides_the_outcome, 0,
 			    (int)SN_ARRAY_SIZE(outcomes));

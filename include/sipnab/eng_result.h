@@ -116,6 +116,8 @@ struct eng_call {
 	bool is_invite;
 	enum eng_call_state state;
 	int64_t start_ns, ring_ns, answer_ns, end_ns; /* -1 when not seen */
+	int64_t attempt_ns;         /* INVITE of the attempt that set the outcome (after auth
+				     * challenges); post-dial delay counts from here; -1 = start */
 	uint16_t final_code;        /* 0 when none */
 	const char *hangup;         /* "caller", "callee" or "" */
 	uint32_t messages;

@@ -72,7 +72,7 @@ enum rtp_stream_flag {
 	RTP_STREAM_F_FIRST = 1u << 0,	      /* first packet of the stream */
 	RTP_STREAM_F_MARKER = 1u << 1,	      /* marker bit set */
 	RTP_STREAM_F_WRONG_SEQ = 1u << 2,     /* sequence number not previous+1 */
-	RTP_STREAM_F_WRONG_TS = 1u << 3,      /* timestamp before the last in-order packet */
+	RTP_STREAM_F_WRONG_TS = 1u << 3,      /* timestamp before the first packet's (mod 2^31) */
 	RTP_STREAM_F_PT_CHANGE = 1u << 4,     /* payload type differs from the previous packet */
 	RTP_STREAM_F_REG_PT_CHANGE = 1u << 5, /* change of the regular (non-CN) payload type */
 	RTP_STREAM_F_CN = 1u << 6,	      /* comfort noise (PT 13 or 19) */
@@ -132,12 +132,10 @@ struct rtp_stream {
 	uint32_t seq_cycles;	/* sequence wraps */
 	uint8_t pt;		/* previous packet's PT */
 	uint8_t reg_pt;		/* regular PT */
-	int64_t ext_ts;		/* extended timestamp of the last packet */
-	int64_t seq_ts;		/* extended timestamp of the last in-time-sequence packet */
+	uint32_t first_ts;	/* RTP timestamp of the first packet */
 	double time_ms;		/* arrival of the last in-time-sequence packet, from first_ns */
 	double delta_ms;	/* last delta */
-	double last_nominal_ms; /* skew state */
-	double last_arrival_ms; /* skew state */
+	double last_nominal_ms; /* nominal time (ts - first_ts) of the last timed packet */
 
 	/* internal: duplicate window and DTMF state */
 	uint32_t max_ext_seq;		    /* highest extended seq seen */
@@ -152,7 +150,9 @@ struct rtp_stream {
  * @param ssrc the SSRC
  * @param clock_rate clock rate in Hz for dynamic payload types (from SDP a=rtpmap or the codec
  *        name); static types (< 96) always use rtp_pt_clock_rate(); <= 0 means unknown, which
- *        disables jitter, skew and the jitter part of the statistics (delta is still computed)
+ *        disables jitter, skew and the jitter part of the statistics (delta is still computed).
+ *        Wireshark gives a dynamic type that the SDP does not map no clock at all, so pass 0
+ *        when the stream's dynamic types are not announced.
  * @param te_pt payload type of RFC 4733 telephone-event packets in this stream, or
  *        RTP_PT_NONE; such packets are decoded as DTMF and get no jitter statistics
  */

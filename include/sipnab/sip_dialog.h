@@ -92,6 +92,7 @@ enum sip_dialog_call_state {
 struct sip_dialog_summary {
 	enum sip_dialog_call_state state;
 	int64_t invite_ns;	      /* first INVITE */
+	int64_t attempt_ns;	      /* INVITE of the last attempt (after auth challenges) */
 	int64_t first_provisional_ns; /* first 1xx (100 included) to an initial INVITE */
 	int64_t first_18x_ns;	      /* first 180-189 to an initial INVITE */
 	int64_t answer_ns;	      /* first 2xx to the initial INVITE */

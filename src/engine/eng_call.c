@@ -280,7 +280,7 @@ static void call_fill(struct eng_result *r, struct eng_call *c, struct leg *legs
 	c->messages = c->msg_count;
 	c->hops = count_hops(r, c->msgs, c->msg_count);
 	c->start_ns = r->msgs[c->msgs[0]].ts_ns;
-	c->ring_ns = c->answer_ns = c->end_ns = -1;
+	c->ring_ns = c->answer_ns = c->end_ns = c->attempt_ns = -1;
 	c->hangup = "";
 	if (main_leg->first_req) {
 		c->from_uri = main_leg->first_req->from_uri;
@@ -310,6 +310,7 @@ static void call_fill(struct eng_result *r, struct eng_call *c, struct leg *legs
 		c->kind = "INVITE";
 		c->state = state_of_dialog(s->state);
 		c->ring_ns = ts_or_none(s->first_18x_ns);
+		c->attempt_ns = ts_or_none(s->attempt_ns);
 		c->answer_ns = ts_or_none(s->answer_ns);
 		c->end_ns = ts_or_none(s->end_ns);
 		c->final_code = s->final_status;

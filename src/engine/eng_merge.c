@@ -438,6 +438,9 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 		if (!s->announced) {
 			continue;
 		}
+		if (s->call >= 0) {
+			add_link(&links, &ln, &lcap, (uint32_t)s->call, i);
+		}
 		links_for(r, ann, nann, &s->dst, s->dport, s, i, &links, &ln, &lcap);
 		links_for(r, ann, nann, &s->src, s->sport, s, i, &links, &ln, &lcap);
 	}

@@ -3,22 +3,35 @@
  *
  * rtp_hdr_parse() checks the RFC 3550 §5.1 framing; rtp_stream_update() folds one packet into
  * a struct rtp_stream. The statistics reproduce the arithmetic of Wireshark 4.0's RTP stream
- * analysis (ui/tap-rtp-analysis.c, rtppacket_analyse()), which is what `tshark -z rtp,streams`
- * prints, so the two agree to the displayed precision:
+ * analysis (ui/tap-rtp-analysis.c, rtppacket_analyse(), as shipped in 4.0.x), which is what
+ * `tshark -z rtp,streams` prints, so the two agree to the displayed precision:
  *
- *   - arrival times are ms (double) since the stream's first packet; the nominal gap of a
- *     packet is (extended RTP timestamp - that of the last in-time-sequence packet) divided by
- *     the integer clock_rate/1000 (11025 Hz counts as 11 kHz);
- *   - D = |arrival - (last in-time-sequence arrival + nominal gap)|, J = (15 J + D) / 16;
+ *   - arrival times are ms (double) since the stream's first packet;
+ *   - "in time sequence" means the RTP timestamp is at or after the first packet's, modulo
+ *     2^31 (the raw 32-bit timestamps: not the extended one, not the previous packet's); a
+ *     packet before it gets the wrong-timestamp flag, and only in-time-sequence packets update
+ *     delta, jitter, skew and the reference arrival time;
+ *   - the nominal time of a packet is (ts - first ts) mod 2^32 divided by the integer
+ *     clock_rate/1000 (11025 Hz counts as 11 kHz); D = |arrival - (last in-time-sequence
+ *     arrival + nominal - nominal of the last timed packet)|, J = (15 J + D) / 16;
  *   - delta = arrival - last in-time-sequence arrival;
+ *   - a packet whose payload type has no clock (a telephone-event type, or a dynamic type the
+ *     SDP does not map: Wireshark then has no payload name and uses clock 0) gets a delta and
+ *     moves the reference arrival, but J and the reference nominal time stay: the next timed
+ *     packet's D spans back to the last timed packet's timestamp;
+ *   - comfort noise (PT 13, 19) is timed like audio (8000 Hz), but it and the packet after it
+ *     are not regular;
  *   - "regular" packets (not the first, not marker, not comfort noise or the packet after it,
- *     not a timestamp that went backwards) feed min/max/mean delta and min/max/mean jitter;
- *     the means divide by the number of packets received before this one (duplicates and
- *     irregular packets included), exactly as Wireshark does;
+ *     not a wrong timestamp) feed min/max/mean delta and min/max/mean jitter; the means divide
+ *     by the number of packets received before this one (duplicates and irregular packets
+ *     included), exactly as Wireshark does;
  *   - sequence errors, wrap cycles and expected = last seq + 65536 cycles - first seq + 1 follow
  *     its heuristics, so lost = expected - received may be negative;
- *   - telephone-event packets and payload types without a clock rate get a delta but no
- *     jitter or skew.
+ *   - skew = nominal time - arrival time, both counted from the first packet.
+ * So an RTP timestamp reset to below the first packet's (a re-INVITE keeping the SSRC) leaves
+ * every packet irregular until the timestamps pass the first one again; that packet then shows
+ * the whole gap as its delta and a jitter of about |gap + timestamp jump| / 16, as tshark does.
+ *
  * Additions that Wireshark does not have: duplicates and out-of-order packets from a window of
  * RTP_DUP_WINDOW extended sequence numbers, loss bursts measured at the moment a gap is seen
  * (a late packet filling a hole reduces gap_lost but not max_burst_loss), and RFC 4733 digits,
@@ -279,8 +292,7 @@ static void rtp_stream_first(struct rtp_stream *s, int64_t arrival_ns, const str
 	s->start_seq = h->seq;
 	s->stop_seq = h->seq;
 	s->seq_num = h->seq;
-	s->ext_ts = h->ts;
-	s->seq_ts = h->ts;
+	s->first_ts = h->ts;
 	s->pt = h->pt;
 	s->reg_pt = h->pt;
 	s->max_ext_seq = 65536u + h->seq;
@@ -288,13 +300,44 @@ static void rtp_stream_first(struct rtp_stream *s, int64_t arrival_ns, const str
 	s->flags = flags | RTP_STREAM_F_FIRST | (h->marker ? RTP_STREAM_F_MARKER : 0);
 }
 
+/* Wireshark 4.0: at or after the first packet's timestamp, within half the 32-bit range. */
+static bool rtp_stream_in_time(const struct rtp_stream *s, uint32_t ts)
+{
+	int64_t first = s->first_ts;
+
+	if (first <= ts) {
+		return (int64_t)ts - first < 0x80000000LL;
+	}
+	return (0xFFFFFFFFLL - first) + ts < 0x80000000LL;
+}
+
+/* Delta, jitter and skew of an in-time-sequence packet; hz 0 = no clock (delta only). */
+static void rtp_stream_timing(struct rtp_stream *s, double now_ms, uint32_t ts, uint32_t hz)
+{
+	uint32_t khz = hz / 1000;
+	double nominal;
+	double diff;
+
+	s->delta_ms = now_ms - s->time_ms;
+	if (khz == 0) {
+		return;
+	}
+	nominal = (double)(uint32_t)(ts - s->first_ts) / khz;
+	diff = fabs(now_ms - (s->time_ms + (nominal - s->last_nominal_ms)));
+	s->last_clock_hz = hz;
+	s->jitter_ms = (15 * s->jitter_ms + diff) / 16;
+	s->last_nominal_ms = nominal;
+	s->skew_ms = nominal - now_ms;
+	if (fabs(s->skew_ms) > fabs(s->max_skew_ms)) {
+		s->max_skew_ms = s->skew_ms;
+	}
+}
+
 void rtp_stream_update(struct rtp_stream *s, int64_t arrival_ns, const struct rtp_hdr *h,
 		       uint32_t udp_len)
 {
 	uint32_t flags = 0;
 	uint32_t hz;
-	uint32_t khz;
-	int64_t ext_ts;
 	bool in_ts;
 	double now_ms;
 	double n;
@@ -321,9 +364,7 @@ void rtp_stream_update(struct rtp_stream *s, int64_t arrival_ns, const struct rt
 	rtp_stream_track_seq(s, h->seq, &flags);
 
 	now_ms = (double)(arrival_ns - s->first_ns) / 1e6;
-	/* Extended timestamp: unwrap relative to the previous packet's. */
-	ext_ts = s->ext_ts + (int32_t)(h->ts - (uint32_t)s->ext_ts);
-	in_ts = s->seq_ts <= ext_ts;
+	in_ts = rtp_stream_in_time(s, h->ts);
 	if (!in_ts) {
 		flags |= RTP_STREAM_F_WRONG_TS;
 	}
@@ -340,24 +381,8 @@ void rtp_stream_update(struct rtp_stream *s, int64_t arrival_ns, const struct rt
 		s->pt_changes++;
 	}
 	s->pt = h->pt;
-
-	s->delta_ms = now_ms - s->time_ms;
-	khz = hz / 1000;
-	if (khz != 0) {
-		double nominal = (double)(ext_ts - s->seq_ts) / khz;
-		double diff = fabs(now_ms - (s->time_ms + nominal));
-		double arrival;
-
-		s->last_clock_hz = hz;
-		s->jitter_ms = (15 * s->jitter_ms + diff) / 16;
-		nominal += s->last_nominal_ms;
-		arrival = s->last_arrival_ms + s->delta_ms;
-		s->skew_ms = nominal - arrival;
-		if (fabs(s->skew_ms) > fabs(s->max_skew_ms)) {
-			s->max_skew_ms = s->skew_ms;
-		}
-		s->last_nominal_ms = nominal;
-		s->last_arrival_ms = arrival;
+	if (in_ts) {
+		rtp_stream_timing(s, now_ms, h->ts, hz);
 	}
 
 	if (h->marker) {
@@ -375,7 +400,7 @@ void rtp_stream_update(struct rtp_stream *s, int64_t arrival_ns, const struct rt
 			s->min_delta_ms = s->delta_ms;
 		}
 		s->mean_delta_ms = (s->mean_delta_ms * (n - 1) + s->delta_ms) / n;
-		if (khz != 0) {
+		if (hz / 1000 != 0) {
 			if (s->jitter_ms > s->max_jitter_ms) {
 				s->max_jitter_ms = s->jitter_ms;
 			}
@@ -394,9 +419,7 @@ void rtp_stream_update(struct rtp_stream *s, int64_t arrival_ns, const struct rt
 	}
 	if (in_ts) {
 		s->time_ms = now_ms;
-		s->seq_ts = ext_ts;
 	}
-	s->ext_ts = ext_ts;
 	s->stop_seq = h->seq;
 	s->flags = flags;
 }

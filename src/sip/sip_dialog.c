@@ -526,11 +526,13 @@ static enum sip_dialog_call_state call_state(const struct sip_dialog_set *s, int
 	if (s->answered) {
 		return confirmed_active(s) ? SIP_DIALOG_CALL_IN_CALL : SIP_DIALOG_CALL_COMPLETED;
 	}
-	if (s->final_status >= 300) {
-		return failure_state(s->final_status);
-	}
+	/* the caller's CANCEL decides even when the server then answers 408 or 500 instead of
+	 * 487 (seen in real traffic): the call ended because the caller gave up */
 	if (s->att_cancelled) {
 		return SIP_DIALOG_CALL_CANCELLED;
+	}
+	if (s->final_status >= 300) {
+		return failure_state(s->final_status);
 	}
 	if (timed_out(s, now_ns)) {
 		return SIP_DIALOG_CALL_FAILED;
@@ -547,6 +549,7 @@ void sip_dialog_set_summary(const struct sip_dialog_set *s, int64_t now_ns,
 	memset(out, 0, sizeof(*out));
 	out->state = call_state(s, now_ns);
 	out->invite_ns = s->invite_ns;
+	out->attempt_ns = s->attempt_ns;
 	out->first_provisional_ns = s->first_prov_ns;
 	out->first_18x_ns = s->first_18x_ns;
 	out->answer_ns = s->answer_ns;
