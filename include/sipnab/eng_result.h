@@ -85,7 +85,9 @@ struct eng_msg {
 	const char *user_agent;
 	uint8_t media_count;
 	struct eng_sdp_media *media; /* media_count entries, NULL without SDP */
-	const uint8_t *raw;          /* message bytes (NULL when the budget was exhausted) */
+	const uint8_t *raw;          /* message bytes: in the input's own buffer when the message
+				      * lay in one record (valid while the readers live), else a
+				      * copy in the result (reassembled TCP/WebSocket/fragments) */
 	uint32_t raw_len;
 	/* set by eng_result_build() */
 	bool retransmission;

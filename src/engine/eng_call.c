@@ -28,6 +28,7 @@
 
 struct leg {
 	const char *call_id;
+	const char *caller_tag; /* From tag of the message that created the leg */
 	uint32_t *msgs;    /* indexes into r->msgs, in time order */
 	uint32_t n, cap;
 	uint32_t parent;   /* union-find */
@@ -120,7 +121,8 @@ static void txn_msg(const struct eng_msg *m, uint32_t hop, struct sip_txn_msg *t
 
 static void leg_analyse(struct eng_result *r, struct leg *lg, int64_t capture_end_ns)
 {
-	struct sip_txn_table_cfg cfg = {.capacity = 4096, .linger_ns = -1, .pending_ns = -1};
+	/* a leg has at most one transaction per message: size the table to it */
+	struct sip_txn_table_cfg cfg = {.capacity = lg->n + 1, .linger_ns = -1, .pending_ns = -1};
 	struct sip_txn_table *tt = sip_txn_table_new(&cfg);
 	struct sip_dialog_set *ds = sip_dialog_set_new(S(lg->call_id));
 	struct hop *hops = NULL;
@@ -339,9 +341,68 @@ static int call_cmp(const void *pa, const void *pb)
 	return strcmp(a->call_id, b->call_id);
 }
 
+/* The legs (one per call attempt) that share one Call-ID, in order of creation. */
+struct cid_entry {
+	uint32_t *legs;
+	uint32_t n, cap;
+};
+
+static uint32_t leg_new(struct leg **legs, uint32_t *nlegs, uint32_t *cap, const char *call_id,
+			const char *caller_tag)
+{
+	uint32_t li;
+
+	if (*nlegs == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		*legs = sn_xrealloc(*legs, *cap * sizeof(**legs));
+	}
+	li = (*nlegs)++;
+	memset(&(*legs)[li], 0, sizeof((*legs)[li]));
+	(*legs)[li].call_id = call_id;
+	(*legs)[li].caller_tag = caller_tag;
+	(*legs)[li].parent = li;
+	return li;
+}
+
+/*
+ * The leg of message @p m among the legs of its Call-ID. A Call-ID reused for a new call (an
+ * initial INVITE, without To tag, whose From tag is new) starts a new leg; every other message
+ * joins the newest leg whose caller tag is its From or To tag, else the newest leg.
+ */
+static uint32_t leg_of(struct leg **legs, uint32_t *nlegs, uint32_t *cap, struct cid_entry *ce,
+		       const struct eng_msg *m)
+{
+	bool initial = m->is_request && m->method == SIP_METHOD_INVITE && !m->to_tag[0];
+
+	for (uint32_t i = ce->n; i-- > 0;) {
+		const struct leg *lg = &(*legs)[ce->legs[i]];
+		if (strcmp(lg->caller_tag, m->from_tag) == 0 ||
+		    (!initial && m->to_tag[0] && strcmp(lg->caller_tag, m->to_tag) == 0)) {
+			return ce->legs[i];
+		}
+	}
+	if (ce->n && !(initial && m->from_tag[0])) {
+		return ce->legs[ce->n - 1];
+	}
+	if (ce->n == ce->cap) {
+		ce->cap = ce->cap ? ce->cap * 2 : 2;
+		ce->legs = sn_xrealloc(ce->legs, ce->cap * sizeof(*ce->legs));
+	}
+	ce->legs[ce->n] = leg_new(legs, nlegs, cap, m->call_id, m->from_tag);
+	return ce->legs[ce->n++];
+}
+
+static void cid_entry_free(gpointer p)
+{
+	struct cid_entry *ce = p;
+
+	free(ce->legs);
+	free(ce);
+}
+
 void eng_calls_build(struct eng_result *r, bool invite_only)
 {
-	GHashTable *by_id = g_hash_table_new(g_str_hash, g_str_equal);
+	GHashTable *by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, cid_entry_free);
 	struct leg *legs = NULL;
 	uint32_t nlegs = 0, cap = 0, ncalls = 0;
 	uint32_t *order, *start, *members;
@@ -349,39 +410,25 @@ void eng_calls_build(struct eng_result *r, bool invite_only)
 
 	for (uint32_t i = 0; i < r->msg_count; i++) {
 		const struct eng_msg *m = &r->msgs[i];
-		gpointer v;
+		struct cid_entry *ce = g_hash_table_lookup(by_id, m->call_id);
 		uint32_t li;
 
-		if (g_hash_table_lookup_extended(by_id, m->call_id, NULL, &v)) {
-			li = GPOINTER_TO_UINT(v);
-		} else {
-			if (nlegs == cap) {
-				cap = cap ? cap * 2 : 256;
-				legs = sn_xrealloc(legs, cap * sizeof(*legs));
-			}
-			li = nlegs++;
-			memset(&legs[li], 0, sizeof(legs[li]));
-			legs[li].call_id = m->call_id;
-			legs[li].parent = li;
-			g_hash_table_insert(by_id, (gpointer)m->call_id, GUINT_TO_POINTER(li));
+		if (!ce) {
+			ce = sn_xcalloc(1, sizeof(*ce));
+			g_hash_table_insert(by_id, (gpointer)m->call_id, ce);
 		}
+		li = leg_of(&legs, &nlegs, &cap, ce, m);
 		if (legs[li].n == legs[li].cap) {
 			legs[li].cap = legs[li].cap ? legs[li].cap * 2 : 8;
 			legs[li].msgs = sn_xrealloc(legs[li].msgs, legs[li].cap * sizeof(uint32_t));
 		}
 		legs[li].msgs[legs[li].n++] = i;
-	}
-	/* X-Call-ID / X-CID correlation */
-	for (uint32_t i = 0; i < r->msg_count; i++) {
-		const struct eng_msg *m = &r->msgs[i];
-		gpointer a, b;
-
-		if (!m->x_call_id[0] || strcmp(m->x_call_id, m->call_id) == 0) {
-			continue;
-		}
-		if (g_hash_table_lookup_extended(by_id, m->x_call_id, NULL, &b) &&
-		    g_hash_table_lookup_extended(by_id, m->call_id, NULL, &a)) {
-			unite(legs, GPOINTER_TO_UINT(a), GPOINTER_TO_UINT(b));
+		/* X-Call-ID / X-CID correlation: join the newest leg of the named Call-ID */
+		if (m->x_call_id[0] && strcmp(m->x_call_id, m->call_id) != 0) {
+			struct cid_entry *other = g_hash_table_lookup(by_id, m->x_call_id);
+			if (other && other->n) {
+				unite(legs, li, other->legs[other->n - 1]);
+			}
 		}
 	}
 	for (uint32_t i = 0; i < nlegs; i++) {

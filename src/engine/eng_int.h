@@ -70,6 +70,8 @@ struct eng {
 	uint64_t cur_offset;
 	uint32_t cur_sub;
 	int64_t cur_ts;
+	const uint8_t *cur_data;      /* the record's bytes (valid while its reader lives) */
+	uint32_t cur_len;
 	/* outputs */
 	struct eng_msg *msgs;         /* owned array */
 	uint32_t msg_count, msg_cap;

@@ -423,6 +423,8 @@ void eng_packet(struct eng *e, const struct cap_record *rec)
 	e->cur_offset = rec->offset;
 	e->cur_sub = 0;
 	e->cur_ts = rec->ts_ns;
+	e->cur_data = rec->data;
+	e->cur_len = rec->caplen;
 
 	st = cap_decoder_run(e->dec, rec, &pkt);
 	if (st != SN_OK) {

@@ -164,12 +164,20 @@ static enum sn_status keep_fields(struct eng *e, const struct sip_msg *msg, stru
 	}
 	st = st ? st : keep_str(e, sip_msg_user_agent(msg), &m->user_agent);
 	st = st ? st : keep_sdp(e, msg, m);
+	if (st) {
+		return st;
+	}
+	if (raw >= e->cur_data && raw + raw_len <= e->cur_data + e->cur_len) {
+		/* the message lies in the record itself (UDP, SCTP, one TCP segment): the input
+		 * keeps those bytes for as long as the result lives, so refer to them */
+		m->raw = raw;
+		m->raw_len = (uint32_t)raw_len;
+		return SN_OK;
+	}
+	st = sn_arena_dup(&e->keep, sn_slice_make(raw, raw_len), &raw_copy);
 	if (!st) {
-		st = sn_arena_dup(&e->keep, sn_slice_make(raw, raw_len), &raw_copy);
-		if (!st) {
-			m->raw = raw_copy.ptr;
-			m->raw_len = raw_copy.len;
-		}
+		m->raw = raw_copy.ptr;
+		m->raw_len = raw_copy.len;
 	}
 	return st;
 }
