@@ -88,6 +88,7 @@ struct cap_reader {
 	size_t pos; /* offset of the next record or block */
 	void *map;  /* owned mapping, or NULL */
 	size_t map_len;
+	size_t released; /* mapping bytes before this offset were given back (MADV_DONTNEED) */
 	uint8_t *heap; /* owned heap copy, or NULL */
 	enum cap_format fmt;
 	bool gzip;
@@ -744,11 +745,36 @@ out_free:
 	return st;
 }
 
+/*
+ * Give back the pages of the mapping that lie well behind the reading position, so a
+ * multi-gigabyte file costs a bounded amount of resident memory. The mapping is a private,
+ * read-only file mapping: a page given back is read again from the page cache if anyone
+ * still looks at it (a message kept by reference, a worker lagging behind), so this never
+ * invalidates a record; it only lets the kernel reclaim what nobody touches any more.
+ */
+#define CAP_RELEASE_LAG   (32u << 20) /* keep this much behind the reader mapped */
+#define CAP_RELEASE_CHUNK (16u << 20) /* give back in steps of this size */
+
+static void cap_release_behind(struct cap_reader *r)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	size_t page = ps > 0 ? (size_t)ps : 4096;
+	size_t upto;
+
+	if (!r->map || r->pos < r->released + CAP_RELEASE_LAG + CAP_RELEASE_CHUNK) {
+		return;
+	}
+	upto = (r->pos - CAP_RELEASE_LAG) & ~(page - 1);
+	(void)madvise((uint8_t *)r->map + r->released, upto - r->released, MADV_DONTNEED);
+	r->released = upto;
+}
+
 enum sn_status cap_reader_next(struct cap_reader *r, struct cap_record *rec)
 {
 	if (r->err_st != SN_OK) {
 		return r->err_st;
 	}
+	cap_release_behind(r);
 	if (r->fmt == CAP_FMT_PCAP) {
 		return cap_pcap_next(r, rec);
 	}

@@ -13,6 +13,7 @@
 #include "sipnab/cap_tcp.h"
 #include "sipnab/eng.h"
 #include "sipnab/eng_result.h"
+#include "sipnab/rtp_stream.h"
 #include "sipnab/sn_arena.h"
 
 /* One RTP packet as kept for the stream statistics (24 bytes). */
@@ -33,12 +34,26 @@ struct eng_flow_key {
 	uint32_t ssrc;
 };
 
-/* A candidate RTP stream seen by one worker. */
+/*
+ * A candidate RTP stream seen by one worker. Its statistics are computed as packets arrive
+ * (online) as long as every packet has a static payload type, whose clock rate no SDP can
+ * change; from the first dynamic-type packet on (its clock rate and whether it is
+ * telephone-event depend on an SDP that another worker may hold) the packets are kept in
+ * compact form (pkts) and eng_result_build() continues the same computation with the SDP's
+ * answer. Either way the numbers are those of one pass over the packets in order.
+ */
 struct eng_flow {
 	struct eng_flow_key key;
 	uint32_t file_index;      /* first packet's position, for ordering */
 	uint64_t offset;
-	struct eng_rtp_pkt *pkts; /* owned, count entries */
+	int64_t first_ns;         /* first packet's arrival */
+	uint8_t first_pt;         /* first packet's payload type */
+	bool deferred;            /* a dynamic payload type was seen: pkts holds the rest */
+	uint16_t last_seq;        /* for the sequence heuristic */
+	uint32_t total;           /* packets seen (online + kept) */
+	uint32_t seq_steps;       /* packets whose seq was the previous one's + 1 */
+	struct rtp_stream online; /* statistics of the packets before the first dynamic type */
+	struct eng_rtp_pkt *pkts; /* owned, count entries: packets from the first dynamic type */
 	uint32_t count, cap;
 	uint32_t dropped;         /* packets past the per-stream budget */
 };

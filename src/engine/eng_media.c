@@ -108,6 +108,7 @@ static struct eng_flow *flow_get(struct eng *e, const struct eng_flow_key *k)
 	f->key = *k;
 	f->file_index = e->cur_file;
 	f->offset = e->cur_offset;
+	rtp_stream_init(&f->online, k->ssrc, 0, RTP_PT_NONE);
 	e->flow_index[h] = ++e->flow_count;
 	return f;
 }
@@ -144,6 +145,7 @@ void eng_media_udp(struct eng *e, const struct cap_packet *pkt)
 	struct eng_rtp_pkt *rp;
 	uint32_t max_pkts;
 	uint32_t hdr_len;
+	uint16_t seq;
 
 	if (len < 8 || (p[0] >> 6) != 2) {
 		return;
@@ -171,9 +173,28 @@ void eng_media_udp(struct eng *e, const struct cap_packet *pkt)
 		return;
 	}
 	max_pkts = e->cfg.stream_max_packets ? e->cfg.stream_max_packets : STREAM_PACKETS_DEFAULT;
-	if (f->count >= max_pkts) {
+	if (f->total >= max_pkts) {
 		f->dropped++;
 		e->st.rtp_dropped++;
+		return;
+	}
+	seq = sn_be16(p + 2);
+	if (f->total == 0) {
+		f->first_ns = pkt->ts_ns;
+		f->first_pt = p[1] & 0x7f;
+	} else if ((uint16_t)(f->last_seq + 1) == seq) {
+		f->seq_steps++;
+	}
+	f->last_seq = seq;
+	f->total++;
+	if ((p[1] & 0x7f) >= 96) {
+		f->deferred = true;
+	}
+	if (!f->deferred) {
+		struct rtp_hdr h;
+		if (rtp_hdr_parse(p, len, &h) == SN_OK) {
+			rtp_stream_update(&f->online, pkt->ts_ns, &h, len);
+		}
 		return;
 	}
 	if (f->count == f->cap) {
@@ -182,7 +203,7 @@ void eng_media_udp(struct eng *e, const struct cap_packet *pkt)
 	}
 	rp = &f->pkts[f->count++];
 	rp->ts_ns = pkt->ts_ns;
-	rp->seq = sn_be16(p + 2);
+	rp->seq = seq;
 	rp->rtp_ts = sn_be32(p + 4);
 	rp->pt = p[1];
 	rp->udp_len = (uint16_t)SN_MIN(len, 65535u);

@@ -184,15 +184,11 @@ static bool heuristic_ok(const struct eng_flow *f)
 {
 	uint32_t steps = 0;
 
-	if (f->count < HEUR_MIN_PACKETS) {
+	if (f->total < HEUR_MIN_PACKETS) {
 		return false;
 	}
-	for (uint32_t i = 1; i < f->count; i++) {
-		if ((uint16_t)(f->pkts[i - 1].seq + 1) == f->pkts[i].seq) {
-			steps++;
-		}
-	}
-	return steps * 2 >= f->count - 1;
+	steps = f->seq_steps;
+	return steps * 2 >= f->total - 1;
 }
 
 /* Codec facts for a stream from an SDP media line (or none). */
@@ -240,10 +236,15 @@ static void stream_codec(struct eng_stream *s, const struct eng_sdp_media *md, i
 	}
 }
 
+/* Continue the online statistics with the kept packets, now that the SDP is known. */
 static void stream_replay(struct eng_stream *s, const struct eng_flow *f, int te_pt,
 			  int32_t dyn_clock)
 {
-	rtp_stream_init(&s->rtp, s->ssrc, dyn_clock, te_pt);
+	/* the configuration only matters for dynamic payload types, none of which the online
+	 * part has seen, so setting it now equals having had it from the first packet */
+	s->rtp = f->online;
+	s->rtp.clock_rate = dyn_clock > 0 ? dyn_clock : 0;
+	s->rtp.te_pt = (int16_t)(te_pt >= 0 && te_pt <= 127 ? te_pt : RTP_PT_NONE);
 	for (uint32_t i = 0; i < f->count; i++) {
 		const struct eng_rtp_pkt *p = &f->pkts[i];
 		struct rtp_hdr h;
@@ -394,7 +395,7 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 			int te_pt;
 			int32_t dyn_clock;
 
-			if (f->count == 0) {
+			if (f->total == 0) {
 				continue;
 			}
 			memset(s, 0, sizeof(*s));
@@ -403,11 +404,11 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 			s->sport = f->key.sport;
 			s->dport = f->key.dport;
 			s->ssrc = f->key.ssrc;
-			s->pt = (int16_t)(f->pkts[0].pt & 0x7f);
+			s->pt = (int16_t)f->first_pt;
 			s->call = -1;
-			a = ann_at(ann, nann, &s->dst, s->dport, f->pkts[0].ts_ns);
+			a = ann_at(ann, nann, &s->dst, s->dport, f->first_ns);
 			if (!a) {
-				a = ann_at(ann, nann, &s->src, s->sport, f->pkts[0].ts_ns);
+				a = ann_at(ann, nann, &s->src, s->sport, f->first_ns);
 			}
 			if (a) {
 				s->announced = true;

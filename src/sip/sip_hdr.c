@@ -115,30 +115,194 @@ const char *sip_hdr_name(enum sip_hdr_id id)
 	return NULL;
 }
 
-enum sip_hdr_id sip_hdr_lookup(struct sn_slice name)
+/* @p n (whose length is already known to match) equals @p lit case-insensitively. */
+static enum sip_hdr_id hdr_is(struct sn_slice n, const char *lit, enum sip_hdr_id id)
+{
+	for (uint32_t i = 0; i < n.len; i++) {
+		if (sip_lower(n.ptr[i]) != sip_lower((uint8_t)lit[i])) {
+			return SIP_HDR_OTHER;
+		}
+	}
+	return id;
+}
+
+/*
+ * A switch on length and first letter leaves at most two candidates to compare; keep it in
+ * step with hdr_defs (check_sip_parse maps every name of the table through this function).
+ */
+enum sip_hdr_id sip_hdr_lookup(struct sn_slice n)
 {
 	uint8_t c0;
 
-	if (!name.len) {
+	if (!n.len) {
 		return SIP_HDR_OTHER;
 	}
-	c0 = sip_lower(name.ptr[0]);
-	if (name.len == 1) {
+	c0 = sip_lower(n.ptr[0]);
+	switch (n.len) {
+	case 1:
 		return (c0 >= 'a' && c0 <= 'z') ? (enum sip_hdr_id)hdr_compact[c0 - 'a']
 						: SIP_HDR_OTHER;
-	}
-	for (size_t i = 0; i < SN_ARRAY_SIZE(hdr_defs); i++) {
-		const struct hdr_def *d = &hdr_defs[i];
-		if (d->len == name.len && sip_lower((uint8_t)d->name[0]) == c0 &&
-		    sip_caseeq_n(name, d->name, d->len)) {
-			return (enum sip_hdr_id)d->id;
+	case 2:
+		return c0 == 't' ? hdr_is(n, "To", SIP_HDR_TO) : SIP_HDR_OTHER;
+	case 3:
+		return c0 == 'v' ? hdr_is(n, "Via", SIP_HDR_VIA) : SIP_HDR_OTHER;
+	case 4:
+		switch (c0) {
+		case 'f':
+			return hdr_is(n, "From", SIP_HDR_FROM);
+		case 'c':
+			return hdr_is(n, "CSeq", SIP_HDR_CSEQ);
+		case 'd':
+			return hdr_is(n, "Date", SIP_HDR_DATE);
+		case 'p':
+			return hdr_is(n, "Path", SIP_HDR_PATH);
+		case 'r':
+			if (sip_lower(n.ptr[1]) == 's') {
+				return hdr_is(n, "RSeq", SIP_HDR_RSEQ);
+			}
+			return hdr_is(n, "RAck", SIP_HDR_RACK);
 		}
+		break;
+	case 5:
+		switch (c0) {
+		case 'e':
+			return hdr_is(n, "Event", SIP_HDR_EVENT);
+		case 'r':
+			return hdr_is(n, "Route", SIP_HDR_ROUTE);
+		case 'a':
+			return hdr_is(n, "Allow", SIP_HDR_ALLOW);
+		}
+		break;
+	case 6:
+		switch (c0) {
+		case 's':
+			return hdr_is(n, "Server", SIP_HDR_SERVER);
+		case 'a':
+			return hdr_is(n, "Accept", SIP_HDR_ACCEPT);
+		case 'r':
+			return hdr_is(n, "Reason", SIP_HDR_REASON);
+		}
+		break;
+	case 7:
+		switch (c0) {
+		case 'c':
+			if (sip_lower(n.ptr[1]) == 'a') {
+				return hdr_is(n, "Call-ID", SIP_HDR_CALL_ID);
+			}
+			return hdr_is(n, "Contact", SIP_HDR_CONTACT);
+		case 's':
+			return hdr_is(n, "Subject", SIP_HDR_SUBJECT);
+		case 'e':
+			return hdr_is(n, "Expires", SIP_HDR_EXPIRES);
+		case 'r':
+			return hdr_is(n, "Require", SIP_HDR_REQUIRE);
+		case 'p':
+			return hdr_is(n, "Privacy", SIP_HDR_PRIVACY);
+		case 'w':
+			return hdr_is(n, "Warning", SIP_HDR_WARNING);
+		}
+		break;
+	case 8:
+		switch (c0) {
+		case 'r':
+			if (sip_lower(n.ptr[2]) == 'f') {
+				return hdr_is(n, "Refer-To", SIP_HDR_REFER_TO);
+			}
+			return hdr_is(n, "Replaces", SIP_HDR_REPLACES);
+		case 'i':
+			return hdr_is(n, "Identity", SIP_HDR_IDENTITY);
+		}
+		break;
+	case 9:
+		switch (c0) {
+		case 's':
+			return hdr_is(n, "Supported", SIP_HDR_SUPPORTED);
+		case 't':
+			return hdr_is(n, "Timestamp", SIP_HDR_TIMESTAMP);
+		}
+		break;
+	case 10:
+		return c0 == 'u' ? hdr_is(n, "User-Agent", SIP_HDR_USER_AGENT) : SIP_HDR_OTHER;
+	case 11:
+		switch (c0) {
+		case 'r':
+			if (sip_lower(n.ptr[2]) == 'f') {
+				return hdr_is(n, "Referred-By", SIP_HDR_REFERRED_BY);
+			}
+			return hdr_is(n, "Retry-After", SIP_HDR_RETRY_AFTER);
+		case 'u':
+			return hdr_is(n, "Unsupported", SIP_HDR_UNSUPPORTED);
+		case 'm':
+			return hdr_is(n, "Min-Expires", SIP_HDR_MIN_EXPIRES);
+		}
+		break;
+	case 12:
+		switch (c0) {
+		case 'c':
+			return hdr_is(n, "Content-Type", SIP_HDR_CONTENT_TYPE);
+		case 'a':
+			return hdr_is(n, "Allow-Events", SIP_HDR_ALLOW_EVENTS);
+		case 'r':
+			return hdr_is(n, "Record-Route", SIP_HDR_RECORD_ROUTE);
+		case 'm':
+			if (sip_lower(n.ptr[1]) == 'a') {
+				return hdr_is(n, "Max-Forwards", SIP_HDR_MAX_FORWARDS);
+			}
+			return hdr_is(n, "MIME-Version", SIP_HDR_MIME_VERSION);
+		}
+		break;
+	case 13:
+		switch (c0) {
+		case 'i':
+			return hdr_is(n, "Identity-Info", SIP_HDR_IDENTITY_INFO);
+		case 'p':
+			return hdr_is(n, "Proxy-Require", SIP_HDR_PROXY_REQUIRE);
+		case 'a':
+			return hdr_is(n, "Authorization", SIP_HDR_AUTHORIZATION);
+		}
+		break;
+	case 14:
+		switch (c0) {
+		case 'c':
+			return hdr_is(n, "Content-Length", SIP_HDR_CONTENT_LENGTH);
+		case 'a':
+			return hdr_is(n, "Accept-Contact", SIP_HDR_ACCEPT_CONTACT);
+		case 'r':
+			return hdr_is(n, "Reject-Contact", SIP_HDR_REJECT_CONTACT);
+		}
+		break;
+	case 15:
+		return c0 == 's' ? hdr_is(n, "Session-Expires", SIP_HDR_SESSION_EXPIRES)
+				 : SIP_HDR_OTHER;
+	case 16:
+		switch (c0) {
+		case 'c':
+			return hdr_is(n, "Content-Encoding", SIP_HDR_CONTENT_ENCODING);
+		case 'w':
+			return hdr_is(n, "WWW-Authenticate", SIP_HDR_WWW_AUTHENTICATE);
+		}
+		break;
+	case 18:
+		return c0 == 'p' ? hdr_is(n, "Proxy-Authenticate", SIP_HDR_PROXY_AUTHENTICATE)
+				 : SIP_HDR_OTHER;
+	case 19:
+		switch (c0) {
+		case 'r':
+			return hdr_is(n, "Request-Disposition", SIP_HDR_REQUEST_DISPOSITION);
+		case 'p':
+			if (sip_lower(n.ptr[1]) == '-') {
+				return hdr_is(n, "P-Asserted-Identity", SIP_HDR_P_ASSERTED_IDENTITY);
+			}
+			return hdr_is(n, "Proxy-Authorization", SIP_HDR_PROXY_AUTHORIZATION);
+		case 'c':
+			return hdr_is(n, "Content-Disposition", SIP_HDR_CONTENT_DISPOSITION);
+		}
+		break;
 	}
 	return SIP_HDR_OTHER;
 }
 
-/* End of a list element: the next ',' outside quotes and < >, or e. */
-static const uint8_t *elem_end(const uint8_t *p, const uint8_t *e)
+const uint8_t *sip_elem_end(const uint8_t *p, const uint8_t *e)
 {
 	bool quoted = false;
 	bool angle = false;
@@ -192,7 +356,7 @@ bool sip_hdr_iter_next(struct sip_hdr_iter *it, struct sn_slice *elem)
 		}
 		const uint8_t *p = it->rest.ptr;
 		const uint8_t *e = p + it->rest.len;
-		const uint8_t *q = elem_end(p, e);
+		const uint8_t *q = sip_elem_end(p, e);
 		*elem = sip_trim(sip_sl(p, q));
 		if (q < e) {
 			it->rest = sip_sl(q + 1, e);
@@ -246,17 +410,20 @@ static bool display_valid(struct sn_slice d)
 	return true;
 }
 
-enum sn_status sip_name_addr_parse(struct sn_slice text, struct sip_name_addr *out)
+enum sn_status sip_name_addr_split(struct sn_slice text, struct sip_name_addr *out)
 {
 	struct sn_slice t = sip_trim(text);
 	const uint8_t *p = t.ptr;
 	const uint8_t *e = t.ptr + t.len;
+	const uint8_t *lt;
 
-	memset(out, 0, sizeof(*out));
+	out->display = SN_SLICE_NULL;
+	out->params = SN_SLICE_NULL;
+	out->tag = SN_SLICE_NULL;
+	out->angle = false;
 	if (!t.len) {
 		return SN_EPARSE;
 	}
-	const uint8_t *lt = NULL;
 	if (*p == '"') {
 		const uint8_t *s = p++;
 		while (p < e && *p != '"') {
@@ -278,9 +445,6 @@ enum sn_status sip_name_addr_parse(struct sn_slice text, struct sip_name_addr *o
 		lt = memchr(p, '<', t.len);
 		if (lt) {
 			out->display = sip_trim(sip_sl(p, lt));
-			if (!display_valid(out->display)) {
-				return SN_EPARSE;
-			}
 		}
 	}
 	if (lt) {
@@ -306,6 +470,7 @@ enum sn_status sip_name_addr_parse(struct sn_slice text, struct sip_name_addr *o
 		}
 		const uint8_t *semi = memchr(s, ';', (size_t)(e - s));
 		const uint8_t *ue = semi ? semi : e;
+		/* an addr-spec cannot carry URI headers or commas (RFC 3261 §20.10) */
 		for (const uint8_t *c = s; c < ue; c++) {
 			if (*c == '?' || *c == ',') {
 				return SN_EPARSE;
@@ -316,10 +481,24 @@ enum sn_status sip_name_addr_parse(struct sn_slice text, struct sip_name_addr *o
 			out->params = sip_sl(semi + 1, e);
 		}
 	}
+	if (out->params.len) {
+		sip_param_find(out->params, "tag", &out->tag);
+	}
+	return SN_OK;
+}
+
+enum sn_status sip_name_addr_parse(struct sn_slice text, struct sip_name_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (sip_name_addr_split(text, out) != SN_OK) {
+		return SN_EPARSE;
+	}
+	if (out->display.len && out->display.ptr[0] != '"' && !display_valid(out->display)) {
+		return SN_EPARSE;
+	}
 	if (sip_uri_parse(out->uri_text, &out->uri) != SN_OK || !params_valid(out->params)) {
 		return SN_EPARSE;
 	}
-	sip_param_find(out->params, "tag", &out->tag);
 	return SN_OK;
 }
 
@@ -343,7 +522,7 @@ static const uint8_t *expect_char(const uint8_t *p, const uint8_t *e, uint8_t c)
 	return (p < e && *p == c) ? p + 1 : NULL;
 }
 
-enum sn_status sip_via_parse(struct sn_slice text, struct sip_via *out)
+enum sn_status sip_via_split(struct sn_slice text, struct sip_via *out)
 {
 	struct sn_slice t = sip_trim(text);
 	const uint8_t *p = t.ptr;
@@ -403,9 +582,6 @@ enum sn_status sip_via_parse(struct sn_slice text, struct sip_via *out)
 			return SN_EPARSE;
 		}
 		out->params = sip_sl(p + 1, e);
-		if (!params_valid(out->params)) {
-			return SN_EPARSE;
-		}
 	}
 	struct sn_slice rest = out->params;
 	struct sn_slice n;
@@ -423,6 +599,14 @@ enum sn_status sip_via_parse(struct sn_slice text, struct sip_via *out)
 		} else if (sip_caseeq_n(n, "ttl", 3)) {
 			out->ttl = v;
 		}
+	}
+	return SN_OK;
+}
+
+enum sn_status sip_via_parse(struct sn_slice text, struct sip_via *out)
+{
+	if (sip_via_split(text, out) != SN_OK || !params_valid(out->params)) {
+		return SN_EPARSE;
 	}
 	return SN_OK;
 }

@@ -7,6 +7,9 @@
 
 #include "sipnab/sn_base.h"
 
+struct sip_name_addr;
+struct sip_via;
+
 #define SIP_CT_TOKEN 0x01u /* RFC 3261 token: alnum and -.!%*_+`'~ */
 #define SIP_CT_WS    0x02u /* SP HT */
 #define SIP_CT_LWS   0x04u /* SP HT CR LF */
@@ -73,5 +76,22 @@ bool sip_dec_u32(struct sn_slice s, uint32_t *out);
 /* Host [":" port] validation used by URIs and Via sent-by. */
 bool sip_hostport_split(struct sn_slice hp, struct sn_slice *host, uint16_t *port, bool *has_port,
 			bool *is_ipv6);
+
+/* End of a list element: the next ',' outside quoted strings and < >, or e. */
+const uint8_t *sip_elem_end(const uint8_t *p, const uint8_t *e);
+
+/*
+ * Structure of a name-addr or addr-spec without validation: display, uri_text, params, tag and
+ * angle of @p out are set (uri is left zeroed). SN_EPARSE only when the element cannot be split
+ * (empty, unclosed quote or < >, text after '>' that is not a parameter list).
+ * sip_name_addr_parse() is this plus the checks of the display name, URI and parameters.
+ */
+enum sn_status sip_name_addr_split(struct sn_slice text, struct sip_name_addr *out);
+
+/*
+ * One Via element without validating the parameter list (sip_via_parse() does): protocol,
+ * sent-by and the well-known parameters.
+ */
+enum sn_status sip_via_split(struct sn_slice text, struct sip_via *out);
 
 #endif
