@@ -468,17 +468,75 @@ static cJSON *json_build(const struct ana_report_input *in)
 		selected += call_selected(in, &r->calls[i]);
 	}
 	json_summary(root, in, selected);
+	/* filled by json_write(), one element at a time */
 	calls = cJSON_AddArrayToObject(root, "calls");
-	for (uint32_t i = 0; i < r->call_count; i++) {
-		if (call_selected(in, &r->calls[i])) {
-			cJSON_AddItemToArray(calls, json_call(in, &r->calls[i]));
+	streams = cJSON_AddArrayToObject(root, "streams");
+	(void)calls;
+	(void)streams;
+	return root;
+}
+
+/* Print one array element as cJSON_Print would inside the root (two levels deep). */
+static void json_put_element(FILE *out, cJSON *item, bool first)
+{
+	char *txt = cJSON_Print(item);
+
+	if (!first) {
+		fputs(", ", out);
+	}
+	for (const char *p = txt; *p; p++) {
+		fputc(*p, out);
+		if (*p == '\n') {
+			fputs("\t\t", out);
 		}
 	}
-	streams = cJSON_AddArrayToObject(root, "streams");
-	for (uint32_t i = 0; i < r->stream_count; i++) {
-		cJSON_AddItemToArray(streams, json_stream(r, &r->streams[i]));
+	free(txt);
+	cJSON_Delete(item);
+}
+
+/*
+ * The JSON document, streamed: the calls and streams arrays are written element by element
+ * so that a capture with 100,000 calls never holds its whole report as a cJSON tree. The bytes
+ * are exactly those cJSON_Print() gives for the whole tree.
+ */
+static void json_write(FILE *out, const struct ana_report_input *in)
+{
+	static const char calls_mark[] = "\n\t\"calls\":\t[]";
+	static const char streams_mark[] = "\n\t\"streams\":\t[]";
+	const struct eng_result *r = in->result;
+	cJSON *root = json_build(in);
+	char *txt = cJSON_Print(root);
+	char *c = strstr(txt, calls_mark);
+	char *s = c ? strstr(c, streams_mark) : NULL;
+	bool first = true;
+
+	if (!c || !s) {
+		/* cannot happen with cJSON's printer; keep the document valid anyway */
+		fputs(txt, out);
+		fputc('\n', out);
+		goto out_free;
 	}
-	return root;
+	fwrite(txt, 1, (size_t)(c - txt) + sizeof(calls_mark) - 2, out);
+	for (uint32_t i = 0; i < r->call_count; i++) {
+		if (call_selected(in, &r->calls[i])) {
+			json_put_element(out, json_call(in, &r->calls[i]), first);
+			first = false;
+		}
+	}
+	fputc(']', out);
+	c += sizeof(calls_mark) - 1;
+	fwrite(c, 1, (size_t)(s - c) + sizeof(streams_mark) - 2, out);
+	first = true;
+	for (uint32_t i = 0; i < r->stream_count; i++) {
+		json_put_element(out, json_stream(r, &r->streams[i]), first);
+		first = false;
+	}
+	fputc(']', out);
+	fputs(s + sizeof(streams_mark) - 1, out);
+	fputc('\n', out);
+out_free:
+	free(txt);
+	cJSON_Delete(root);
 }
 
 /* ---- CSV ---- */
@@ -1217,12 +1275,7 @@ enum sn_status ana_report_write(FILE *out, enum ana_report_format fmt,
 				const struct ana_report_input *in)
 {
 	if (fmt == ANA_REPORT_JSON) {
-		cJSON *root = json_build(in);
-		char *txt = cJSON_Print(root);
-		fputs(txt, out);
-		fputc('\n', out);
-		free(txt);
-		cJSON_Delete(root);
+		json_write(out, in);
 	} else if (fmt == ANA_REPORT_CSV) {
 		csv_write(out, in);
 	} else {

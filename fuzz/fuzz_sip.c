@@ -71,6 +71,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		poke(msg.body);
 		poke(msg.call_id);
+		poke(msg.from_uri);
+		poke(msg.to_uri);
+		(void)sip_msg_validate(&msg, &arena);
 		(void)sip_msg_invalid_reason(&msg);
 		if (msg.is_request) {
 			use_uri(msg.ruri);

@@ -104,6 +104,8 @@ static void round_trip(const uint8_t *p, size_t len, const char *what)
 	out.len = 0;
 	ck_assert_int_eq(sip_build_serialize(&bld, &out), SN_OK);
 	ck_assert_msg(sip_msg_parse(&b, &arena, out.ptr, out.len) == SN_OK, "%s: reparse", what);
+	(void)sip_msg_validate(&a, &arena);
+	(void)sip_msg_validate(&b, &arena);
 	assert_same_msg(&a, &b, what);
 }
 
@@ -175,6 +177,7 @@ START_TEST(test_sip_build_applies_proxy_edits)
 	ck_assert_uint_eq(b.content_length, 11);
 	ck_slice(b.body, "hello world");
 	ck_slice(b.hdrs[0].value, "SIP/2.0/UDP proxy.example.com;branch=z9hG4bKp1");
+	ck_assert_int_eq(sip_msg_validate(&b, &arena), SN_OK);
 	ck_assert_uint_eq(b.flags & SIP_MSG_F_INVALID, 0);
 }
 END_TEST

@@ -75,6 +75,8 @@ START_TEST(test_sip_parse_reads_request_line_and_core_headers)
 	ck_slice(msg.call_id, "a84b4c76e66710@pc33.atlanta.example.com");
 	ck_slice(msg.from_tag, "1928301774");
 	ck_assert_uint_eq(msg.to_tag.len, 0);
+	ck_slice(msg.from_uri, "sip:alice@atlanta.example.com");
+	ck_slice(msg.to_uri, "sip:bob@biloxi.example.com");
 	ck_assert_uint_eq(msg.cseq, 314159);
 	ck_assert_int_eq(msg.cseq_method, SIP_METHOD_INVITE);
 	ck_assert_uint_eq(msg.via_count, 1);
@@ -92,6 +94,7 @@ START_TEST(test_sip_parse_reads_request_line_and_core_headers)
 	ck_slice(msg.body, "v=0\n");
 	ck_assert_uint_eq(msg.hdr_count, 10);
 	ck_assert_uint_eq(msg.msg_len, sizeof(invite) - 1);
+	ck_assert_int_eq(sip_msg_validate(&msg, &arena), SN_OK);
 	ck_assert_uint_eq(msg.flags & SIP_MSG_F_INVALID, 0);
 	ck_assert_ptr_null(sip_msg_invalid_reason(&msg));
 	ck_slice(sip_msg_user_agent(&msg), "sipnab-test/1.0");
@@ -109,6 +112,7 @@ START_TEST(test_sip_parse_reads_status_line)
 	ck_assert_uint_eq(msg.via_count, 2);
 	ck_slice(msg.via.received, "192.0.2.3");
 	ck_assert_uint_eq(msg.body.len, 0);
+	ck_assert_int_eq(sip_msg_validate(&msg, &arena), SN_OK);
 	ck_assert_uint_eq(msg.flags & SIP_MSG_F_INVALID, 0);
 }
 END_TEST
@@ -131,6 +135,7 @@ START_TEST(test_sip_parse_keeps_unknown_method_token)
 	ck_assert_int_eq(msg.method, SIP_METHOD_UNKNOWN);
 	ck_slice(msg.method_name, "FOO-BAR");
 	ck_assert_int_eq(msg.cseq_method, SIP_METHOD_UNKNOWN);
+	ck_assert_int_eq(sip_msg_validate(&msg, &arena), SN_EPARSE); /* no Via, From ... */
 	ck_assert_uint_eq(msg.flags & SIP_MSG_F_CSEQ_METHOD_MISMATCH, 0);
 	ck_assert_str_eq(sip_method_name(SIP_METHOD_UNKNOWN), "UNKNOWN");
 }
@@ -174,6 +179,8 @@ END_TEST
 START_TEST(test_sip_parse_flags_unknown_version)
 {
 	ck_assert_int_eq(sip_msg_parse(&msg, &arena, S("OPTIONS sip:a@b SIP/7.0\r\n\r\n")), SN_OK);
+	ck_assert_uint_eq(msg.flags & SIP_MSG_F_BAD_VERSION, 0); /* parse alone: not checked */
+	ck_assert_int_eq(sip_msg_validate(&msg, &arena), SN_EPARSE);
 	ck_assert(msg.flags & SIP_MSG_F_BAD_VERSION);
 	ck_assert_str_eq(sip_msg_invalid_reason(&msg), "Version Not Supported");
 }
@@ -193,6 +200,7 @@ START_TEST(test_sip_parse_unfolds_continuation_lines)
 	ck_assert_uint_eq(msg.via_count, 2);
 	ck_assert_uint_eq(msg.cseq, 9);
 	ck_slice(msg.cseq_method_name, "INVITE");
+	ck_assert_int_eq(sip_msg_validate(&msg, &arena), SN_EPARSE);
 	ck_assert(msg.flags & SIP_MSG_F_CSEQ_METHOD_MISMATCH);
 	ck_slice(msg.call_id, "c");
 }
@@ -237,6 +245,37 @@ START_TEST(test_sip_parse_maps_compact_forms)
 }
 END_TEST
 
+START_TEST(test_sip_parse_looks_up_every_full_name_in_any_case)
+{
+	for (int id = SIP_HDR_OTHER + 1; id < SIP_HDR__COUNT; id++) {
+		const char *name = sip_hdr_name((enum sip_hdr_id)id);
+		char lower[32];
+		char upper[32];
+		char near[32];
+		size_t n;
+
+		ck_assert_ptr_nonnull(name);
+		n = strlen(name);
+		ck_assert_uint_lt(n, sizeof(lower));
+		for (size_t i = 0; i < n; i++) {
+			char c = name[i];
+			lower[i] = (char)((c >= 'A' && c <= 'Z') ? c + 32 : c);
+			upper[i] = (char)((c >= 'a' && c <= 'z') ? c - 32 : c);
+		}
+		memcpy(near, name, n);
+		near[n - 1] = near[n - 1] == 'x' ? 'y' : 'x';
+		ck_assert_int_eq(sip_hdr_lookup(sn_slice_make(name, n)), id);
+		ck_assert_int_eq(sip_hdr_lookup(sn_slice_make(lower, n)), id);
+		ck_assert_int_eq(sip_hdr_lookup(sn_slice_make(upper, n)), id);
+		ck_assert_int_eq(sip_hdr_lookup(sn_slice_make(near, n)), SIP_HDR_OTHER);
+		if (n > 2) { /* "T" is the compact To */
+			ck_assert_int_eq(sip_hdr_lookup(sn_slice_make(name, n - 1)), SIP_HDR_OTHER);
+		}
+	}
+	ck_assert_int_eq(sip_hdr_lookup(sn_slice_make("Call\rID", 7)), SIP_HDR_OTHER);
+}
+END_TEST
+
 START_TEST(test_sip_parse_reads_compact_message)
 {
 	static const char m[] = "BYE sip:a@b SIP/2.0\r\n"
@@ -254,6 +293,7 @@ START_TEST(test_sip_parse_reads_compact_message)
 	ck_slice(msg.to_tag, "T");
 	ck_assert_uint_eq(msg.content_length, 2);
 	ck_slice(msg.body, "hi");
+	ck_assert_int_eq(sip_msg_validate(&msg, &arena), SN_OK);
 	ck_assert_uint_eq(msg.flags & SIP_MSG_F_INVALID, 0);
 	ck_assert_ptr_nonnull(sip_msg_hdr_find_name(&msg, "Contact"));
 	ck_assert_ptr_nonnull(sip_msg_hdr_find_name(&msg, "m"));
@@ -317,6 +357,7 @@ START_TEST(test_sip_parse_splits_repeated_and_comma_joined_headers)
 	ck_assert_int_eq(sip_msg_name_addrs(&msg, SIP_HDR_RECORD_ROUTE, &arena, &routes, &n),
 			 SN_OK);
 	ck_assert_uint_eq(n, 1);
+	(void)sip_msg_validate(&msg, &arena);
 	ck_assert_uint_eq(msg.flags & (SIP_MSG_F_BAD_VIA | SIP_MSG_F_BAD_CONTACT), 0);
 }
 END_TEST
@@ -386,11 +427,49 @@ START_TEST(test_sip_parse_flags_missing_mandatory_headers)
 }
 END_TEST
 
+START_TEST(test_sip_validate_flags_what_the_parse_leaves_out)
+{
+	static const char bad[] = "INVITE sip:a@b?x=y SIP/2.0\r\n"
+				  "Via: SIP/2.0/UDP h;branch=z9hG4bK\r\n"
+				  "Max-Forwards: 300\r\n"
+				  "From: <sip:a@b>;tag=1;;\r\n"
+				  "To: sip:c@d\r\n"
+				  "Call-ID: x y\r\n"
+				  "CSeq: 1 BYE\r\n"
+				  "Contact: <sip:a@[::1>\r\n"
+				  "Content-Length: 0\r\n"
+				  "\r\n";
+	const uint32_t want = SIP_MSG_F_BAD_URI | SIP_MSG_F_BAD_VIA | SIP_MSG_F_BAD_SCALAR |
+			      SIP_MSG_F_BAD_FROM | SIP_MSG_F_BAD_CALLID |
+			      SIP_MSG_F_CSEQ_METHOD_MISMATCH | SIP_MSG_F_BAD_CONTACT;
+	uint32_t flags;
+
+	ck_assert_int_eq(sip_msg_parse(&msg, &arena, S(bad)), SN_OK);
+	ck_assert_uint_eq(msg.flags & SIP_MSG_F_INVALID, 0);
+	ck_assert_uint_eq(msg.flags & SIP_MSG_F_VALIDATED, 0);
+	/* the engine's fields are there without validation; an invalid From gives no tag */
+	ck_assert_uint_eq(msg.from_tag.len, 0);
+	ck_assert_uint_eq(msg.from_uri.len, 0);
+	ck_slice(msg.to_uri, "sip:c@d");
+	ck_slice(msg.via.host, "h");
+	ck_assert_uint_eq(msg.via_count, 1);
+	ck_assert_int_eq(sip_msg_validate(&msg, &arena), SN_EPARSE);
+	ck_assert_uint_eq(msg.flags & want, want);
+	ck_assert(msg.flags & SIP_MSG_F_VALIDATED);
+	ck_assert_str_eq(sip_msg_invalid_reason(&msg), "Bad Request-URI");
+	flags = msg.flags;
+	ck_assert_int_eq(sip_msg_validate(&msg, NULL), SN_EPARSE);
+	ck_assert_uint_eq(msg.flags, flags);
+}
+END_TEST
+
 START_TEST(test_sip_parse_flags_duplicate_single_headers)
 {
 	ck_assert_int_eq(sip_msg_parse(&msg, &arena,
 				       S("OPTIONS sip:a@b SIP/2.0\r\nCall-ID: a\r\ni: b\r\n\r\n")),
 			 SN_OK);
+	ck_assert_uint_eq(msg.flags & SIP_MSG_F_DUP_SINGLE_HEADER, 0); /* parse alone */
+	ck_assert_int_eq(sip_msg_validate(&msg, &arena), SN_EPARSE);
 	ck_assert(msg.flags & SIP_MSG_F_DUP_SINGLE_HEADER);
 	ck_slice(msg.call_id, "a");
 }
@@ -617,14 +696,16 @@ static Suite *sip_parse_suite(void)
 		{"folding",
 		 {test_sip_parse_unfolds_continuation_lines, test_sip_parse_accepts_bare_lf}},
 		{"compact_form",
-		 {test_sip_parse_maps_compact_forms, test_sip_parse_reads_compact_message}},
+		 {test_sip_parse_maps_compact_forms, test_sip_parse_reads_compact_message,
+		  test_sip_parse_looks_up_every_full_name_in_any_case}},
 		{"lists",
 		 {test_sip_parse_splits_repeated_and_comma_joined_headers,
 		  test_sip_parse_reads_contact_star, test_sip_parse_reads_from_to_accessors}},
 		{"validity",
 		 {test_sip_parse_rejects_negative_content_length,
 		  test_sip_parse_flags_missing_mandatory_headers,
-		  test_sip_parse_flags_duplicate_single_headers}},
+		  test_sip_parse_flags_duplicate_single_headers,
+		  test_sip_validate_flags_what_the_parse_leaves_out}},
 		{"truncation",
 		 {test_sip_parse_returns_etrunc_when_body_is_short,
 		  test_sip_parse_gives_ok_or_etrunc_for_every_prefix}},

@@ -151,8 +151,9 @@ struct eng_result {
 };
 
 /**
- * Build the result from finished engines (after eng_finish()). The engines are not changed and
- * may be freed afterwards.
+ * Build the result from finished engines (after eng_finish()). This consumes their outputs:
+ * message summaries, kept bytes and candidate flows move into the result or are freed as soon
+ * as they are used, so they are never held twice; afterwards the engines can only be freed.
  * @param engines the engines whose outputs are merged
  * @param count number of engines
  * @return the result; free it with eng_result_free()

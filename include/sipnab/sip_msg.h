@@ -4,9 +4,11 @@
  *
  * sip_msg_parse() makes one pass over the bytes: it splits the start line, indexes every header
  * (unfolding nothing: a folded value is one slice that contains the CRLF and the whitespace, and
- * every accessor treats CR/LF as whitespace), and parses the few fields a capture engine needs
- * on every message (Call-ID, CSeq, From/To tags, top Via, Content-Length, Content-Type).
- * Everything else is parsed on demand by the accessors below, from the header index.
+ * every accessor treats CR/LF as whitespace), and extracts the few fields a capture engine needs
+ * on every message (Call-ID, CSeq, From/To tags and URIs, top Via, Content-Length,
+ * Content-Type). It does not validate them: that is sip_msg_validate(), a second pass over the
+ * header index that a proxy (before answering 400) and the torture tests run, and a capture
+ * analyser can skip. Everything else is parsed on demand by the accessors below.
  *
  * Ownership: every slice borrows the caller's buffer. The header index is allocated from the
  * caller's struct sn_arena (about 40 bytes per header, grown by doubling from 32 entries, at
@@ -105,7 +107,12 @@ struct sip_hdr {
 	enum sip_hdr_id id;
 };
 
-/* Flags in struct sip_msg.flags. Missing mandatory headers (RFC 3261 §8.1.1): */
+/*
+ * Flags in struct sip_msg.flags. sip_msg_parse() sets the missing-header flags (SIP_MSG_F_NO_*),
+ * SIP_MSG_F_BAD_CONTENT_LENGTH and SIP_MSG_F_BAD_HEADER (the framing needs them) and the
+ * informational ones; every other SIP_MSG_F_BAD_* / _DUP_ / _MISMATCH flag is set only by
+ * sip_msg_validate(). Missing mandatory headers (RFC 3261 §8.1.1):
+ */
 #define SIP_MSG_F_NO_CALLID  (1u << 0)
 #define SIP_MSG_F_NO_FROM    (1u << 1)
 #define SIP_MSG_F_NO_TO	     (1u << 2)
@@ -132,6 +139,7 @@ struct sip_hdr {
 #define SIP_MSG_F_BODY_TRUNC	 (1u << 24) /* Content-Length exceeds the bytes present */
 #define SIP_MSG_F_NO_CONTENT_LEN (1u << 25) /* no Content-Length: body is the rest */
 #define SIP_MSG_F_BARE_LF	 (1u << 26) /* some line ended in LF without CR */
+#define SIP_MSG_F_VALIDATED	 (1u << 27) /* sip_msg_validate() has run */
 
 #define SIP_MSG_F_MISSING_MANDATORY                                                      \
 	(SIP_MSG_F_NO_CALLID | SIP_MSG_F_NO_FROM | SIP_MSG_F_NO_TO | SIP_MSG_F_NO_CSEQ | \
@@ -190,10 +198,12 @@ struct sip_msg {
 	struct sn_slice to_value;
 	struct sn_slice from_tag; /* empty when absent */
 	struct sn_slice to_tag;
+	struct sn_slice from_uri; /* URI text without < >; empty when absent or invalid */
+	struct sn_slice to_uri;	  /* (tags and URIs come from a full name-addr parse) */
 	uint32_t cseq;
 	enum sip_method cseq_method;
 	struct sn_slice cseq_method_name;
-	struct sip_via via;	 /* top-most Via, valid when via_count > 0 */
+	struct sip_via via;	 /* top-most Via element that splits (via.proto_name not empty) */
 	uint32_t via_count;	 /* Via elements, over all Via lines */
 	uint32_t content_length; /* valid when has_content_length */
 	bool has_content_length;
@@ -243,15 +253,31 @@ enum sip_hdr_id sip_hdr_lookup(struct sn_slice name);
  *         Content-Length promises more body than present (then every header field is valid,
  *         body holds what is present and SIP_MSG_F_BODY_TRUNC is set); SN_EPARSE when the
  *         start line is malformed; SN_ELIMIT when the arena budget or SIP_MSG_MAX_HDRS is hit.
- *         Semantically invalid messages return SN_OK with SIP_MSG_F_INVALID flags set.
+ *         Semantically invalid messages return SN_OK; only the flags listed above the
+ *         SIP_MSG_F_* definitions are set here, call sip_msg_validate() for the others.
  * Ownership: slices borrow @p p; the header index lives in @p arena.
  */
 enum sn_status sip_msg_parse(struct sip_msg *msg, struct sn_arena *arena, const uint8_t *p,
 			     size_t len);
 
 /**
+ * Full RFC 3261 / RFC 4475 validation of a parsed message: every Via, Contact, Route and
+ * Record-Route element, From and To (name-addr and URI), the Request-URI, CSeq (and its method
+ * against the request's), Call-ID, duplicated single headers, the SIP version of the start line
+ * and of every Via, Max-Forwards, Expires, Min-Expires, Retry-After and Date. Sets the
+ * corresponding SIP_MSG_F_* flags and SIP_MSG_F_VALIDATED; calling it again changes nothing.
+ * Costs about as much as the parse itself again (it parses every URI), which is why the parse
+ * leaves it out.
+ * @param msg   a message filled by sip_msg_parse() (SN_OK or SN_ETRUNC)
+ * @param arena scratch storage for future checks; unused today, may be NULL
+ * @return SN_OK when no SIP_MSG_F_INVALID flag is set (parse or validation), else SN_EPARSE:
+ *         sip_msg_invalid_reason() then names the first problem.
+ */
+enum sn_status sip_msg_validate(struct sip_msg *msg, struct sn_arena *arena);
+
+/**
  * Short reason for the first invalid flag, usable as a "400" reason phrase.
- * @param msg a parsed message
+ * @param msg a parsed message (and validated, for anything beyond missing headers)
  * @return a static string, or NULL when no SIP_MSG_F_INVALID flag is set
  */
 const char *sip_msg_invalid_reason(const struct sip_msg *msg);

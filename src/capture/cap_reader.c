@@ -752,8 +752,8 @@ out_free:
  * still looks at it (a message kept by reference, a worker lagging behind), so this never
  * invalidates a record; it only lets the kernel reclaim what nobody touches any more.
  */
-#define CAP_RELEASE_LAG   (32u << 20) /* keep this much behind the reader mapped */
-#define CAP_RELEASE_CHUNK (16u << 20) /* give back in steps of this size */
+#define CAP_RELEASE_LAG   (8u << 20) /* keep this much behind the reader mapped */
+#define CAP_RELEASE_CHUNK (4u << 20) /* give back in steps of this size */
 
 static void cap_release_behind(struct cap_reader *r)
 {

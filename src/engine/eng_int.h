@@ -111,5 +111,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only);
 /* eng_media.c */
 void eng_media_udp(struct eng *e, const struct cap_packet *pkt);
 void eng_media_free(struct eng *e);
+/* Free the candidate flows only (after eng_result_build() used them). */
+void eng_flows_free(struct eng *e);
 
 #endif

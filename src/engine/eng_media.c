@@ -219,16 +219,22 @@ void eng_media_udp(struct eng *e, const struct cap_packet *pkt)
 	}
 }
 
-void eng_media_free(struct eng *e)
+void eng_flows_free(struct eng *e)
 {
 	for (uint32_t i = 0; i < e->flow_count; i++) {
 		free(e->flows[i].pkts);
 	}
 	free(e->flows);
 	free(e->flow_index);
-	free(e->rtcp);
 	e->flows = NULL;
 	e->flow_index = NULL;
+	e->flow_count = e->flow_cap = e->flow_index_cap = 0;
+}
+
+void eng_media_free(struct eng *e)
+{
+	eng_flows_free(e);
+	free(e->rtcp);
 	e->rtcp = NULL;
-	e->flow_count = e->flow_cap = e->flow_index_cap = e->rtcp_count = e->rtcp_cap = 0;
+	e->rtcp_count = e->rtcp_cap = 0;
 }

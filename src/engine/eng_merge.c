@@ -386,7 +386,7 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 	}
 	r->streams = sn_xcalloc(nflows + 1, sizeof(*r->streams));
 	for (size_t w = 0; w < count; w++) {
-		const struct eng *e = engines[w];
+		struct eng *e = engines[w];
 		for (uint32_t i = 0; i < e->flow_count; i++) {
 			const struct eng_flow *f = &e->flows[i];
 			struct eng_stream *s = &r->streams[n];
@@ -428,6 +428,8 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 			r->stats.rtp_packets += s->rtp.packets;
 			n++;
 		}
+		/* this worker's flows are done with: give their memory back now */
+		eng_flows_free(e);
 	}
 	r->stream_count = n;
 	qsort(r->streams, n, sizeof(*r->streams), stream_cmp);
@@ -482,6 +484,8 @@ struct eng_result *eng_result_build(struct eng *const *engines, size_t count)
 		eng_stats_merge(&r->stats, eng_stats(engines[i]));
 		total += engines[i]->msg_count;
 	}
+	/* the summaries move into the result: each worker's array is freed as soon as it is
+	 * copied, so they are never held twice */
 	r->msgs = sn_xcalloc(total + 1u, sizeof(*r->msgs));
 	for (size_t i = 0; i < count; i++) {
 		if (engines[i]->msg_count) {
@@ -489,6 +493,7 @@ struct eng_result *eng_result_build(struct eng *const *engines, size_t count)
 			       engines[i]->msg_count * sizeof(*r->msgs));
 		}
 		r->msg_count += engines[i]->msg_count;
+		eng_msgs_free(engines[i]);
 	}
 	qsort(r->msgs, r->msg_count, sizeof(*r->msgs), msg_cmp);
 	eng_calls_build(r, invite_only);

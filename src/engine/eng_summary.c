@@ -111,15 +111,48 @@ static enum sn_status keep_sdp(struct eng *e, const struct sip_msg *msg, struct 
 	return SN_OK;
 }
 
-/* Everything of one message that needs arena space; SN_ELIMIT when the budget is exhausted. */
+/*
+ * Everything of one message that needs arena space; SN_ELIMIT when the budget is exhausted.
+ * The parse already split From/To (tag and URI text) and the top Via; the other headers wanted
+ * here are picked up in one pass over the header index.
+ */
 static enum sn_status keep_fields(struct eng *e, const struct sip_msg *msg, struct eng_msg *m,
 				  const uint8_t *raw, size_t raw_len)
 {
-	struct sip_name_addr na;
-	const struct sip_hdr *h;
+	const struct sip_hdr *top_via = NULL;
+	const struct sip_hdr *user_agent = NULL;
+	const struct sip_hdr *x_call_id = NULL;
+	const struct sip_hdr *x_cid = NULL;
 	struct sn_slice raw_copy;
 	char sent_by[300];
 	enum sn_status st = SN_OK;
+
+	for (uint32_t i = 0; i < msg->hdr_count; i++) {
+		const struct sip_hdr *h = &msg->hdrs[i];
+
+		switch (h->id) {
+		case SIP_HDR_VIA:
+			top_via = top_via ? top_via : h;
+			break;
+		case SIP_HDR_USER_AGENT:
+			user_agent = user_agent ? user_agent : h;
+			break;
+		case SIP_HDR_OTHER:
+			if (!x_call_id && h->name.len == 9 &&
+			    sn_slice_caseeq_str(h->name, "X-Call-ID")) {
+				x_call_id = h;
+			} else if (!x_cid && h->name.len == 5 &&
+				   sn_slice_caseeq_str(h->name, "X-CID")) {
+				x_cid = h;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (!x_call_id) {
+		x_call_id = x_cid;
+	}
 
 	if (msg->is_request) {
 		st = keep_str(e, msg->method_name, &m->method_name);
@@ -131,38 +164,41 @@ static enum sn_status keep_fields(struct eng *e, const struct sip_msg *msg, stru
 	st = st ? st : keep_str(e, msg->call_id, &m->call_id);
 	st = st ? st : keep_str(e, msg->from_tag, &m->from_tag);
 	st = st ? st : keep_str(e, msg->to_tag, &m->to_tag);
-	m->from_uri = m->to_uri = m->x_call_id = m->branch = m->sent_by = m->top_via = "";
-	if (!st && sip_msg_from(msg, &na) == SN_OK) {
-		st = keep_str(e, na.uri_text, &m->from_uri);
-	}
-	if (!st && sip_msg_to(msg, &na) == SN_OK) {
-		st = keep_str(e, na.uri_text, &m->to_uri);
-	}
-	h = sip_msg_hdr_find_name(msg, "X-Call-ID");
-	if (!h) {
-		h = sip_msg_hdr_find_name(msg, "X-CID");
-	}
-	if (!st && h) {
-		st = keep_str(e, h->value, &m->x_call_id);
+	st = st ? st : keep_str(e, msg->from_uri, &m->from_uri);
+	st = st ? st : keep_str(e, msg->to_uri, &m->to_uri);
+	m->x_call_id = m->branch = m->sent_by = m->top_via = "";
+	if (!st && x_call_id) {
+		st = keep_str(e, x_call_id->value, &m->x_call_id);
 	}
 	if (!st && msg->via_count > 0) {
 		const struct sip_via *v = &msg->via;
 		size_t n = SN_MIN((size_t)v->host.len, sizeof(sent_by) - 8);
-		struct sn_slice sb;
 
-		st = keep_str(e, v->branch, &m->branch);
-		memcpy(sent_by, v->host.ptr, n);
-		if (v->has_port) {
-			n += (size_t)snprintf(sent_by + n, sizeof(sent_by) - n, ":%u", v->port);
+		if (n) {
+			memcpy(sent_by, v->host.ptr, n);
 		}
-		sb = sn_slice_make(sent_by, n);
-		st = st ? st : keep_str(e, sb, &m->sent_by);
-		h = sip_msg_hdr_find(msg, SIP_HDR_VIA);
-		if (!st && h) {
-			st = keep_str(e, h->value, &m->top_via);
+		if (v->has_port) {
+			/* ":port" without snprintf(): this runs for every message */
+			char digits[5];
+			size_t d = 0;
+			unsigned port = v->port;
+
+			do {
+				digits[d++] = (char)('0' + port % 10);
+				port /= 10;
+			} while (port && d < sizeof(digits));
+			sent_by[n++] = ':';
+			while (d) {
+				sent_by[n++] = digits[--d];
+			}
+		}
+		st = keep_str(e, v->branch, &m->branch);
+		st = st ? st : keep_str(e, sn_slice_make(sent_by, n), &m->sent_by);
+		if (!st && top_via) {
+			st = keep_str(e, top_via->value, &m->top_via);
 		}
 	}
-	st = st ? st : keep_str(e, sip_msg_user_agent(msg), &m->user_agent);
+	st = st ? st : keep_str(e, user_agent ? user_agent->value : SN_SLICE_NULL, &m->user_agent);
 	st = st ? st : keep_sdp(e, msg, m);
 	if (st) {
 		return st;

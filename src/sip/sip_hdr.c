@@ -115,9 +115,15 @@ const char *sip_hdr_name(enum sip_hdr_id id)
 	return NULL;
 }
 
-/* @p n (whose length is already known to match) equals @p lit case-insensitively. */
-static enum sip_hdr_id hdr_is(struct sn_slice n, const char *lit, enum sip_hdr_id id)
+/*
+ * @p n (whose length is already known to match) equals @p lit case-insensitively. Names are
+ * nearly always written in the canonical case, which a plain memcmp() settles.
+ */
+static inline enum sip_hdr_id hdr_is(struct sn_slice n, const char *lit, enum sip_hdr_id id)
 {
+	if (memcmp(n.ptr, lit, n.len) == 0) {
+		return id;
+	}
 	for (uint32_t i = 0; i < n.len; i++) {
 		if (sip_lower(n.ptr[i]) != sip_lower((uint8_t)lit[i])) {
 			return SIP_HDR_OTHER;
@@ -291,7 +297,8 @@ enum sip_hdr_id sip_hdr_lookup(struct sn_slice n)
 			return hdr_is(n, "Request-Disposition", SIP_HDR_REQUEST_DISPOSITION);
 		case 'p':
 			if (sip_lower(n.ptr[1]) == '-') {
-				return hdr_is(n, "P-Asserted-Identity", SIP_HDR_P_ASSERTED_IDENTITY);
+				return hdr_is(n, "P-Asserted-Identity",
+					      SIP_HDR_P_ASSERTED_IDENTITY);
 			}
 			return hdr_is(n, "Proxy-Authorization", SIP_HDR_PROXY_AUTHORIZATION);
 		case 'c':
@@ -426,11 +433,16 @@ enum sn_status sip_name_addr_split(struct sn_slice text, struct sip_name_addr *o
 	}
 	if (*p == '"') {
 		const uint8_t *s = p++;
-		while (p < e && *p != '"') {
-			if (*p == '\\') {
+		const uint8_t *q = memchr(p, '"', (size_t)(e - p));
+		if (q && !memchr(p, '\\', (size_t)(q - p))) {
+			p = q; /* no escape before the first quote: it closes the string */
+		} else {
+			while (p < e && *p != '"') {
+				if (*p == '\\') {
+					p++;
+				}
 				p++;
 			}
-			p++;
 		}
 		if (p >= e) {
 			return SN_EPARSE;
@@ -533,10 +545,17 @@ enum sn_status sip_via_split(struct sn_slice text, struct sip_via *out)
 	if (!t.len) {
 		return SN_EPARSE;
 	}
-	p = token_at(p, e, &out->proto_name);
-	p = p ? expect_char(p, e, '/') : NULL;
-	p = p ? token_at(p, e, &out->proto_version) : NULL;
-	p = p ? expect_char(p, e, '/') : NULL;
+	if (t.len > 8 && memcmp(p, "SIP/2.0/", 8) == 0) {
+		/* nearly every Via: skip the general sent-protocol grammar (LWS around '/') */
+		out->proto_name = sip_sl(p, p + 3);
+		out->proto_version = sip_sl(p + 4, p + 7);
+		p += 8;
+	} else {
+		p = token_at(p, e, &out->proto_name);
+		p = p ? expect_char(p, e, '/') : NULL;
+		p = p ? token_at(p, e, &out->proto_version) : NULL;
+		p = p ? expect_char(p, e, '/') : NULL;
+	}
 	p = p ? token_at(p, e, &out->transport) : NULL;
 	if (!p || p >= e || !sip_is(*p, SIP_CT_LWS)) {
 		return SN_EPARSE;
@@ -587,17 +606,30 @@ enum sn_status sip_via_split(struct sn_slice text, struct sip_via *out)
 	struct sn_slice n;
 	struct sn_slice v;
 	while (sip_param_next(&rest, ';', &n, &v)) {
-		if (sip_caseeq_n(n, "branch", 6)) {
-			out->branch = v;
-		} else if (sip_caseeq_n(n, "received", 8)) {
-			out->received = v;
-		} else if (sip_caseeq_n(n, "rport", 5)) {
-			out->has_rport = true;
-			out->rport = v;
-		} else if (sip_caseeq_n(n, "maddr", 5)) {
-			out->maddr = v;
-		} else if (sip_caseeq_n(n, "ttl", 3)) {
-			out->ttl = v;
+		switch (n.len) {
+		case 6:
+			if (sip_caseeq_n(n, "branch", 6)) {
+				out->branch = v;
+			}
+			break;
+		case 8:
+			if (sip_caseeq_n(n, "received", 8)) {
+				out->received = v;
+			}
+			break;
+		case 5:
+			if (sip_caseeq_n(n, "rport", 5)) {
+				out->has_rport = true;
+				out->rport = v;
+			} else if (sip_caseeq_n(n, "maddr", 5)) {
+				out->maddr = v;
+			}
+			break;
+		case 3:
+			if (sip_caseeq_n(n, "ttl", 3)) {
+				out->ttl = v;
+			}
+			break;
 		}
 	}
 	return SN_OK;

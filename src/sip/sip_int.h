@@ -5,6 +5,8 @@
 #ifndef SIPNAB_SIP_INT_H
 #define SIPNAB_SIP_INT_H
 
+#include <string.h>
+
 #include "sipnab/sn_base.h"
 
 struct sip_name_addr;
@@ -67,8 +69,21 @@ static inline const uint8_t *sip_skip_lws(const uint8_t *p, const uint8_t *e)
 /* True when every byte of s is a token character and s is non-empty. */
 bool sip_is_token(struct sn_slice s);
 
+/* sip_caseeq_n() after the cheap tests: the bytes differ from @p lit in some way. */
+bool sip_caseeq_tail(const uint8_t *p, const char *lit, size_t n);
+
 /* True when the slice equals lit case-insensitively; lit has length n. */
-bool sip_caseeq_n(struct sn_slice s, const char *lit, size_t n);
+static inline bool sip_caseeq_n(struct sn_slice s, const char *lit, size_t n)
+{
+	if (s.len != n) {
+		return false;
+	}
+	/* the common case: written exactly as the literal */
+	if (memcmp(s.ptr, lit, n) == 0) {
+		return true;
+	}
+	return sip_caseeq_tail(s.ptr, lit, n);
+}
 
 /* Strict decimal u32 without surrounding whitespace; leading zeros allowed. */
 bool sip_dec_u32(struct sn_slice s, uint32_t *out);

@@ -53,13 +53,10 @@ bool sip_is_token(struct sn_slice s)
 	return true;
 }
 
-bool sip_caseeq_n(struct sn_slice s, const char *lit, size_t n)
+bool sip_caseeq_tail(const uint8_t *p, const char *lit, size_t n)
 {
-	if (s.len != n) {
-		return false;
-	}
 	for (size_t i = 0; i < n; i++) {
-		if (sip_lower(s.ptr[i]) != sip_lower((uint8_t)lit[i])) {
+		if (sip_lower(p[i]) != sip_lower((uint8_t)lit[i])) {
 			return false;
 		}
 	}
@@ -144,8 +141,13 @@ bool sip_hostport_split(struct sn_slice hp, struct sn_slice *host, uint16_t *por
 /* End of a parameter item: the next @sep outside a quoted string, or e. */
 static const uint8_t *param_end(const uint8_t *p, const uint8_t *e, char sep)
 {
+	const uint8_t *q = memchr(p, (uint8_t)sep, (size_t)(e - p));
 	bool quoted = false;
 
+	/* no quote before the separator (or the end): nothing to skip */
+	if (!memchr(p, '"', (size_t)((q ? q : e) - p))) {
+		return q ? q : e;
+	}
 	for (; p < e; p++) {
 		if (quoted) {
 			if (*p == '\\' && p + 1 < e) {
@@ -231,13 +233,16 @@ bool sip_uri_header_find(const struct sip_uri *uri, const char *name, struct sn_
 /* Every byte is a URI character and every '%' starts a valid escape. */
 static bool uri_chars_ok(struct sn_slice s, bool allow_hash)
 {
-	for (uint32_t i = 0; i < s.len; i++) {
-		uint8_t c = s.ptr[i];
-		if (c == '%') {
-			if (i + 2 >= s.len || !is_hex(s.ptr[i + 1]) || !is_hex(s.ptr[i + 2])) {
+	const uint8_t *e = s.ptr + s.len;
+
+	for (const uint8_t *p = s.ptr; p < e; p++) {
+		uint8_t c = *p;
+		if (sip_is(c, SIP_CT_URIC)) {
+			/* '%' is in the class: it must start an escape */
+			if (c == '%' && (e - p < 3 || !is_hex(p[1]) || !is_hex(p[2]))) {
 				return false;
 			}
-		} else if (!sip_is(c, SIP_CT_URIC) && !(allow_hash && c == '#')) {
+		} else if (!(allow_hash && c == '#')) {
 			return false;
 		}
 	}

@@ -1,0 +1,204 @@
+# bench/lib.sh - helpers shared by bench/scaling.sh, bench/compare.sh and bench/sweep.sh.
+# Sourced, never run. Needs bash >= 5 (EPOCHREALTIME) and GNU time at /usr/bin/time.
+#
+# Method of every measurement (bench_measure):
+#   * one discarded warm-up run (fills the page cache, faults in the binary and its libraries),
+#   * then RUNS timed runs, one after the other, never in parallel;
+#   * each run: stdin </dev/null, stdout to /dev/null (the warm-up's stdout is kept for a
+#     sanity check), stderr to a log file; GNU time writes '%e %M' with -o to its own file,
+#     so it never mixes with the program's stderr;
+#   * wall seconds = the shell's EPOCHREALTIME (microseconds) just before fork and just after
+#     wait: the program's whole life including start-up, exec and exit (plus ~1 ms for GNU time
+#     itself); GNU time's own %e has only 10 ms resolution, so it is logged for cross-checking
+#     but not used in the tables;
+#   * peak RSS = GNU time's %M (KiB, maximum resident set size of the program);
+#   * median, min and max over the RUNS timed runs.
+
+export LC_ALL=C
+BENCH_TIME=/usr/bin/time
+BENCH_CHILD=
+BENCH_TMP=
+BENCH_RAW=   # file collecting one line per run: label run wall_s time_e rss_kib rc
+BENCH_PARTIAL= # a file being written (e.g. a capture being generated), removed if interrupted
+
+bench_die() { # MESSAGE [CODE]
+	echo "${BENCH_ME:-bench}: $1" >&2
+	exit "${2:-1}"
+}
+
+bench_require_bash() {
+	[ -n "${EPOCHREALTIME:-}" ] || bench_die "needs bash >= 5 (EPOCHREALTIME)" 2
+}
+
+bench_require_time() {
+	if [ ! -x "$BENCH_TIME" ] || ! "$BENCH_TIME" --version 2>&1 | grep -q GNU; then
+		bench_die "GNU time is missing: $BENCH_TIME must be GNU time (Debian package 'time')" 2
+	fi
+}
+
+# Kill the measured process (GNU time and its child) if we are interrupted, remove temp files.
+bench_kill_child() {
+	if [ -n "$BENCH_CHILD" ]; then
+		# children of GNU time (the measured program), by parent pid, then time itself
+		pkill -TERM -P "$BENCH_CHILD" 2>/dev/null
+		kill -TERM "$BENCH_CHILD" 2>/dev/null
+		sleep 0.2
+		pkill -KILL -P "$BENCH_CHILD" 2>/dev/null
+		kill -KILL "$BENCH_CHILD" 2>/dev/null
+		wait "$BENCH_CHILD" 2>/dev/null
+		BENCH_CHILD=
+	fi
+}
+
+bench_cleanup() {
+	bench_kill_child
+	[ -n "$BENCH_PARTIAL" ] && rm -f "$BENCH_PARTIAL"
+	BENCH_PARTIAL=
+	[ -n "$BENCH_TMP" ] && [ -d "$BENCH_TMP" ] && rm -rf "$BENCH_TMP"
+	BENCH_TMP=
+}
+
+bench_init() { # NAME
+	BENCH_ME=$1
+	bench_require_bash
+	bench_require_time
+	BENCH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sipnab-bench.XXXXXX") || bench_die "mktemp failed"
+	BENCH_RAW=$BENCH_TMP/raw.txt
+	: >"$BENCH_RAW"
+	trap bench_cleanup EXIT
+	trap 'printf '"'"'\n%s: interrupted\n'"'"' "$BENCH_ME" >&2; bench_cleanup; trap - INT; kill -INT $$' INT
+	trap 'bench_cleanup; exit 143' TERM
+	trap 'bench_cleanup; exit 129' HUP
+}
+
+bench_is_uint() { case $1 in '' | *[!0-9]*) return 1 ;; *) [ "$1" -gt 0 ] 2>/dev/null ;; esac; }
+
+bench_check_list() { # OPTION VALUE: comma-separated positive integers
+	local v
+	[ -n "$2" ] || bench_die "$1 needs a comma-separated list of positive integers" 2
+	for v in ${2//,/ }; do
+		bench_is_uint "$v" || bench_die "$1: '$v' is not a positive integer (in '$2')" 2
+	done
+}
+
+# Quote a command for display so it can be pasted back into a shell.
+bench_quote() {
+	local a out=
+	for a in "$@"; do
+		case $a in
+		'' | *[!A-Za-z0-9_./:=,+@%-]*) out+=" '${a//\'/\'\\\'\'}'" ;;
+		*) out+=" $a" ;;
+		esac
+	done
+	printf '%s\n' "${out# }"
+}
+
+# bench_once STDOUT_FILE ERR_FILE CMD...: one run. Sets RUN_WALL (s), RUN_E (GNU %e), RUN_RSS (KiB), RUN_RC.
+bench_once() {
+	local out=$1 err=$2 tf=$BENCH_TMP/time.out t0 t1 last
+	shift 2
+	rm -f "$tf"
+	t0=${EPOCHREALTIME/[.,]/}
+	"$BENCH_TIME" -f '%e %M' -o "$tf" "$@" </dev/null >"$out" 2>"$err" &
+	BENCH_CHILD=$!
+	wait "$BENCH_CHILD"
+	RUN_RC=$?
+	t1=${EPOCHREALTIME/[.,]/}
+	BENCH_CHILD=
+	RUN_WALL=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.6f", d / 1e6 }')
+	# GNU time writes "Command exited with non-zero status N" / "Command terminated by signal N"
+	# before the format line: the last line is ours.
+	last=$(tail -n 1 "$tf" 2>/dev/null)
+	RUN_E=${last%% *}
+	RUN_RSS=${last##* }
+	bench_is_uint "$RUN_RSS" || RUN_RSS=0
+}
+
+# bench_measure LABEL RUNS CMD...
+#   Warm-up + RUNS timed runs. On success sets M_MED M_MIN M_MAX (s), M_RSS (median, KiB),
+#   M_WARM (the warm-up's stdout file), M_ERR (its stderr file) and returns 0.
+#   On failure (non-zero exit) sets M_FAIL to a message and returns 1.
+bench_measure() {
+	local label=$1 runs=$2 i walls= rss= tag
+	shift 2
+	tag=$(printf '%s' "$label" | tr -c 'A-Za-z0-9_.-' '_')
+	M_WARM=$BENCH_TMP/$tag.warmup.out
+	M_ERR=$BENCH_TMP/$tag.stderr
+	M_FAIL=
+	printf '  %-28s warm-up' "$label" >&2
+	bench_once "$M_WARM" "$M_ERR" "$@"
+	echo "$label warmup $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
+	if [ "$RUN_RC" -ne 0 ]; then
+		echo " FAILED (exit $RUN_RC)" >&2
+		M_FAIL="exit status $RUN_RC; stderr: $(tail -c 300 "$M_ERR" | tr '\n' ' ')"
+		return 1
+	fi
+	for ((i = 1; i <= runs; i++)); do
+		bench_once /dev/null "$BENCH_TMP/$tag.run.err" "$@"
+		echo "$label $i $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
+		if [ "$RUN_RC" -ne 0 ]; then
+			echo " run $i FAILED (exit $RUN_RC)" >&2
+			M_FAIL="run $i: exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/$tag.run.err" | tr '\n' ' ')"
+			return 1
+		fi
+		printf ' %.3f' "$RUN_WALL" >&2
+		walls+="$RUN_WALL "
+		rss+="$RUN_RSS "
+	done
+	echo >&2
+	read -r M_MED M_MIN M_MAX <<<"$(bench_stats $walls)"
+	read -r M_RSS _ _ <<<"$(bench_stats $rss)"
+	return 0
+}
+
+# bench_stats V...: prints "median min max" (median of an even count = mean of the middle two).
+bench_stats() {
+	printf '%s\n' "$@" | sort -g | awk '
+		{ v[NR] = $1 }
+		END {
+			if (NR == 0) { print "0 0 0"; exit }
+			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.6f %.6f %.6f\n", m, v[1], v[NR]
+		}'
+}
+
+# Formatting helpers.
+bench_s() { awk -v x="$1" 'BEGIN { printf "%.3f", x }'; }
+bench_mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }            # KiB -> MiB
+bench_fmib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }        # bytes -> MiB
+bench_pps() { # PACKETS SECONDS -> integer with thousands separators
+	awk -v p="$1" -v s="$2" 'BEGIN {
+		if (s <= 0) { print "n/a"; exit }
+		x = sprintf("%.0f", p / s); o = ""
+		while (length(x) > 3) { o = "," substr(x, length(x) - 2) o; x = substr(x, 1, length(x) - 3) }
+		print x o }'
+}
+bench_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else printf "%.2f", a / b }'; }
+
+bench_filesize() { stat -c %s "$1" 2>/dev/null || wc -c <"$1"; }
+
+bench_host() {
+	local model
+	model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
+	[ -n "$model" ] || model=$(awk -F': *' '/^(Hardware|cpu model|Model)/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
+	echo "- host: $(uname -n 2>/dev/null), nproc $(nproc), CPU: ${model:-unknown}"
+	echo "- kernel: $(uname -srm)"
+	echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+	echo "- date: $(date -u '+%Y-%m-%dT%H:%M:%SZ')"
+}
+
+# Warn when sipnab's JSON report counts a different number of packets than PACKETS.
+bench_check_packets() { # JSON_FILE PACKETS
+	command -v python3 >/dev/null 2>&1 || return 0
+	local n
+	n=$(python3 -c 'import json,sys
+try: print(json.load(open(sys.argv[1]))["capture"]["packets"])
+except Exception as e: print("?")' "$1" 2>/dev/null)
+	if [ "$n" = "?" ] || [ -z "$n" ]; then
+		echo "warning: could not read capture.packets from the sipnab JSON report" >&2
+	elif [ "$n" != "$2" ]; then
+		echo "warning: sipnab counted $n packets but PACKETS is $2; pkts/s uses $2" >&2
+	fi
+}
+
+bench_host_end() { echo "- load average at end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) (other processes make runs noisy: compare min and max)"; }

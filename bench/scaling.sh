@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# bench/scaling.sh - sipnab's speed and memory against its worker count.
+#
+# usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5]
+#
+# For each core count: one discarded warm-up run, then RUNS timed runs of
+#     BIN -N -I PCAP --report=json --cores N > /dev/null
+# Wall seconds include start-up; peak RSS comes from GNU time (/usr/bin/time -f '%e %M' -o FILE).
+# Prints a Markdown table: cores | median s | min s | max s | pkts/s | speed-up | peak RSS MiB.
+# Exit status: 0 ok, 1 a run failed, 2 bad arguments or missing GNU time.
+
+usage() {
+	cat >&2 <<'EOF'
+usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5]
+  BIN      sipnab binary (e.g. build/sipnab)
+  PCAP     capture file (e.g. /tmp/c5k.pcap from: python3 bench/carrier.py --calls 5000 --out /tmp/c5k.pcap)
+  PACKETS  packets in PCAP (107 per carrier.py call: 535000 for --calls 5000)
+  --cores LIST  comma-separated worker counts, each measured (default 1,2,4,8)
+  --runs N      timed runs per core count after one warm-up; medians are reported (default 5)
+EOF
+	exit 2
+}
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh" || exit 2
+BENCH_ME=scaling.sh
+
+CORES=1,2,4,8
+RUNS=5
+POS=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--cores) [ $# -ge 2 ] || bench_die "--cores needs a value" 2; CORES=$2; shift 2 ;;
+	--cores=*) CORES=${1#*=}; shift ;;
+	--runs) [ $# -ge 2 ] || bench_die "--runs needs a value" 2; RUNS=$2; shift 2 ;;
+	--runs=*) RUNS=${1#*=}; shift ;;
+	-h | --help) usage ;;
+	--) shift; POS+=("$@"); break ;;
+	-*) echo "scaling.sh: unknown option '$1'" >&2; usage ;;
+	*) POS+=("$1"); shift ;;
+	esac
+done
+[ ${#POS[@]} -eq 3 ] || { echo "scaling.sh: expected BIN PCAP PACKETS, got ${#POS[@]} argument(s)" >&2; usage; }
+BIN=${POS[0]} PCAP=${POS[1]} PACKETS=${POS[2]}
+[ -x "$BIN" ] && [ ! -d "$BIN" ] || bench_die "BIN '$BIN' is not an executable file" 2
+[ -r "$PCAP" ] && [ -f "$PCAP" ] || bench_die "PCAP '$PCAP' is not a readable file" 2
+bench_is_uint "$PACKETS" || bench_die "PACKETS '$PACKETS' is not a positive integer" 2
+bench_is_uint "$RUNS" || bench_die "--runs '$RUNS' is not a positive integer" 2
+bench_check_list --cores "$CORES"
+
+bench_init scaling.sh
+
+SIZE=$(bench_filesize "$PCAP")
+echo "## sipnab scaling"
+echo
+bench_host
+echo "- binary: $BIN ($("$BIN" -V 2>/dev/null | head -n 1))"
+echo "- file: $PCAP, $SIZE bytes ($(bench_fmib "$SIZE") MiB), $PACKETS packets"
+echo "- method: 1 discarded warm-up + $RUNS timed runs per row, wall time including start-up"
+echo "  (bash EPOCHREALTIME around the run), peak RSS from GNU time %M; median/min/max over the runs"
+echo "- commands (stdin </dev/null, stdout >/dev/null):"
+for c in ${CORES//,/ }; do
+	echo "      /usr/bin/time -f '%e %M' -o TIMEFILE $(bench_quote "$BIN" -N -I "$PCAP" --report=json --cores "$c") > /dev/null"
+done
+echo
+
+ROWS=()
+FIRST=
+for c in ${CORES//,/ }; do
+	if ! bench_measure "sipnab --cores $c" "$RUNS" "$BIN" -N -I "$PCAP" --report=json --cores "$c"; then
+		bench_die "sipnab --cores $c failed: $M_FAIL" 1
+	fi
+	[ -n "$FIRST" ] || { FIRST=$M_MED; bench_check_packets "$M_WARM" "$PACKETS"; }
+	ROWS+=("| $c | $(bench_s "$M_MED") | $(bench_s "$M_MIN") | $(bench_s "$M_MAX") | $(bench_pps "$PACKETS" "$M_MED") | $(bench_ratio "$FIRST" "$M_MED") | $(bench_mib "$M_RSS") |")
+done
+
+echo "| cores | median s | min s | max s | pkts/s | speed-up vs first row | peak RSS MiB (median) |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
+printf '%s\n' "${ROWS[@]}"
+echo
+echo "pkts/s = PACKETS / median s; speed-up = first row's median s / this row's median s."
+if [ "$(nproc)" -lt "$(printf '%s\n' ${CORES//,/ } | sort -n | tail -n 1)" ]; then
+	echo "Note: rows with more cores than nproc ($(nproc)) oversubscribe the CPUs."
+fi
+bench_host_end

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# bench/sweep.sh - sipnab's throughput and memory against the size of the capture.
+#
+# usage: bench/sweep.sh BIN [--runs 3] [--calls 500,2000,8000,20000] [--dir /tmp/sipnab-sweep]
+#
+# For each call count N, a capture with one Call-ID and one RTP stream pair per call is generated
+# once (cached in --dir) by
+#     python3 bench/carrier.py --calls N --call-ids 0 --stream-pairs 0 --out DIR/carrier-cN-ids0-pairs0.pcap
+# (107 * N packets), then sipnab --cores 1 and --cores $(nproc) are timed like bench/scaling.sh:
+# one discarded warm-up, RUNS timed runs, medians; wall time includes start-up; peak RSS from
+# GNU time. Prints a Markdown table and the throughput spread from 2,000 to 20,000 calls.
+# Exit status: 0 ok, 1 a run or a generation failed, 2 bad arguments or missing GNU time.
+
+usage() {
+	cat >&2 <<'EOF'
+usage: bench/sweep.sh BIN [--runs 3] [--calls 500,2000,8000,20000] [--dir /tmp/sipnab-sweep]
+  BIN          sipnab binary (e.g. build/sipnab)
+  --runs N     timed runs per row after one warm-up; medians are reported (default 3)
+  --calls LIST comma-separated call counts; each capture has 107 packets per call (default 500,2000,8000,20000)
+  --dir DIR    where the generated captures are cached (default /tmp/sipnab-sweep; 20000 calls = 525 MB)
+EOF
+	exit 2
+}
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh" || exit 2
+BENCH_ME=sweep.sh
+
+RUNS=3
+CALLS=500,2000,8000,20000
+DIR=/tmp/sipnab-sweep
+POS=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--runs) [ $# -ge 2 ] || bench_die "--runs needs a value" 2; RUNS=$2; shift 2 ;;
+	--runs=*) RUNS=${1#*=}; shift ;;
+	--calls) [ $# -ge 2 ] || bench_die "--calls needs a value" 2; CALLS=$2; shift 2 ;;
+	--calls=*) CALLS=${1#*=}; shift ;;
+	--dir) [ $# -ge 2 ] || bench_die "--dir needs a value" 2; DIR=$2; shift 2 ;;
+	--dir=*) DIR=${1#*=}; shift ;;
+	-h | --help) usage ;;
+	--) shift; POS+=("$@"); break ;;
+	-*) echo "sweep.sh: unknown option '$1'" >&2; usage ;;
+	*) POS+=("$1"); shift ;;
+	esac
+done
+[ ${#POS[@]} -eq 1 ] || { echo "sweep.sh: expected BIN, got ${#POS[@]} argument(s)" >&2; usage; }
+BIN=${POS[0]}
+[ -x "$BIN" ] && [ ! -d "$BIN" ] || bench_die "BIN '$BIN' is not an executable file" 2
+bench_is_uint "$RUNS" || bench_die "--runs '$RUNS' is not a positive integer" 2
+bench_check_list --calls "$CALLS"
+[ -n "$DIR" ] || bench_die "--dir is empty" 2
+command -v python3 >/dev/null 2>&1 || bench_die "python3 is needed to run bench/carrier.py" 2
+[ -r "$HERE/carrier.py" ] || bench_die "$HERE/carrier.py is missing" 2
+mkdir -p "$DIR" || bench_die "cannot create --dir '$DIR'" 2
+
+bench_init sweep.sh
+NPROC=$(nproc)
+CORESET=1
+[ "$NPROC" -gt 1 ] && CORESET="1 $NPROC"
+
+# Generate (once) the captures, in the order given.
+declare -A FILE
+GEN_NOTES=()
+for n in ${CALLS//,/ }; do
+	f=$DIR/carrier-c$n-ids0-pairs0.pcap
+	FILE[$n]=$f
+	if [ -s "$f" ]; then
+		GEN_NOTES+=("calls $n: cached $f")
+		continue
+	fi
+	echo "  generating $f ($((107 * n)) packets)" >&2
+	BENCH_PARTIAL=$DIR/.carrier-c$n.$$.tmp
+	python3 "$HERE/carrier.py" --calls "$n" --call-ids 0 --stream-pairs 0 --out "$BENCH_PARTIAL" \
+		</dev/null >/dev/null 2>"$BENCH_TMP/gen.err" &
+	BENCH_CHILD=$!
+	wait "$BENCH_CHILD" || bench_die "carrier.py --calls $n failed: $(tail -c 300 "$BENCH_TMP/gen.err")" 1
+	BENCH_CHILD=
+	mv -f "$BENCH_PARTIAL" "$f" || bench_die "cannot move the capture to $f" 1
+	BENCH_PARTIAL=
+	GEN_NOTES+=("calls $n: generated $f: $(tail -n 1 "$BENCH_TMP/gen.err" | sed -e 's/^carrier.py: //' -e 's/ -> .*$//')")
+done
+
+echo "## sipnab throughput against capture size"
+echo
+bench_host
+echo "- binary: $BIN ($("$BIN" -V 2>/dev/null | head -n 1))"
+echo "- captures: python3 bench/carrier.py --calls N --call-ids 0 --stream-pairs 0 --out FILE"
+echo "  (one Call-ID and one RTP stream pair per call, 107 packets per call), cached in $DIR:"
+for g in "${GEN_NOTES[@]}"; do echo "    $g"; done
+echo "- method: 1 discarded warm-up + $RUNS timed runs per row, wall time including start-up"
+echo "  (bash EPOCHREALTIME around the run), peak RSS from GNU time %M; medians over the runs"
+echo "- commands (stdin </dev/null, stdout >/dev/null), for each FILE and C in {${CORESET// /,}}:"
+echo "      /usr/bin/time -f '%e %M' -o TIMEFILE $(bench_quote "$BIN") -N -I FILE --report=json --cores C > /dev/null"
+echo
+
+ROWS=()
+declare -A PPS
+for n in ${CALLS//,/ }; do
+	f=${FILE[$n]}
+	pk=$((107 * n))
+	size=$(bench_filesize "$f")
+	for c in $CORESET; do
+		bench_measure "calls $n --cores $c" "$RUNS" "$BIN" -N -I "$f" --report=json --cores "$c" ||
+			bench_die "sipnab --cores $c on $f failed: $M_FAIL" 1
+		[ "$c" = 1 ] && bench_check_packets "$M_WARM" "$pk"
+		PPS[$n,$c]=$(awk -v p=$pk -v s="$M_MED" 'BEGIN { printf "%.3f", p / s }')
+		ROWS+=("| $n | $pk | $(bench_fmib "$size") | $c | $(bench_s "$M_MED") | $(bench_pps "$pk" "$M_MED") | $(bench_mib "$M_RSS") |")
+	done
+done
+
+echo "| calls | packets | file MiB | cores | median s | pkts/s | peak RSS MiB (median) |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
+printf '%s\n' "${ROWS[@]}"
+echo
+echo "pkts/s = packets / median s."
+echo
+echo "Throughput spread from 2,000 to 20,000 calls (max pkts/s / min pkts/s - 1, over the call counts in that range):"
+for c in $CORESET; do
+	vals=() used=()
+	for n in ${CALLS//,/ }; do
+		if [ "$n" -ge 2000 ] && [ "$n" -le 20000 ]; then
+			vals+=("${PPS[$n,$c]}")
+			used+=("$n")
+		fi
+	done
+	if [ ${#vals[@]} -lt 2 ]; then
+		echo "- cores $c: n/a (fewer than two call counts between 2,000 and 20,000)"
+	else
+		sp=$(printf '%s\n' "${vals[@]}" | awk 'NR == 1 || $1 > mx { mx = $1 } NR == 1 || $1 < mn { mn = $1 }
+			END { printf "%.1f", (mx / mn - 1) * 100 }')
+		echo "- cores $c: $sp % (calls ${used[*]})"
+	fi
+done
+bench_host_end
