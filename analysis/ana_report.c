@@ -481,15 +481,18 @@ static void json_put_element(FILE *out, cJSON *item, bool first)
 {
 	char *txt = cJSON_Print(item);
 
+	const char *p = txt;
+	const char *nl;
+
 	if (!first) {
 		fputs(", ", out);
 	}
-	for (const char *p = txt; *p; p++) {
-		fputc(*p, out);
-		if (*p == '\n') {
-			fputs("\t\t", out);
-		}
+	while ((nl = strchr(p, '\n')) != NULL) {
+		fwrite(p, 1, (size_t)(nl - p) + 1, out);
+		fputs("\t\t", out);
+		p = nl + 1;
 	}
+	fputs(p, out);
 	free(txt);
 	cJSON_Delete(item);
 }

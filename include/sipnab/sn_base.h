@@ -42,6 +42,13 @@ static inline struct sn_slice sn_slice_make(const void *p, size_t len)
 	return s;
 }
 
+/** One past the last byte of @p s; for an empty slice its (possibly NULL) start, without
+ * pointer arithmetic on NULL. */
+static inline const uint8_t *sn_slice_end(struct sn_slice s)
+{
+	return s.len ? s.ptr + s.len : s.ptr;
+}
+
 /** True when the slice equals the NUL-terminated literal @p lit (case-sensitive). */
 bool sn_slice_eq_str(struct sn_slice s, const char *lit);
 /** True when the slice equals @p lit ignoring ASCII case. */

@@ -76,6 +76,7 @@ struct eng {
 	struct cap_tcp *tcp;          /* owned */
 	struct cap_sctp_reasm *sctp;  /* owned */
 	struct sn_arena parse;        /* reset after every SIP message */
+	struct sn_arena sdp;          /* reset before every SDP body */
 	struct sn_arena keep;         /* summaries, raw messages, RTCP bytes */
 	bool record_had_sip;          /* the record being processed completed a SIP message */
 	uint8_t *scratch;             /* unmask buffer for one WebSocket frame */

@@ -50,6 +50,7 @@ enum dir_state {
 #define SCTP_REASM_MAX  (4u * 1024u * 1024u)
 #define MSG_ARENA_LIMIT (1024u * 1024u) /* per-message parse arena budget */
 #define KEEP_DEFAULT    (4ull << 30)   /* summaries and message bytes */
+#define SDP_ARENA_LIMIT (256u * 1024u) /* per-body SDP parse arena budget */
 
 /* A WebSocket message being assembled from frames; owned by its TCP direction. */
 struct ws_msg {
@@ -404,6 +405,7 @@ struct eng *eng_new(const struct eng_config *cfg)
 	e->tcp = cap_tcp_new(NULL, tcp_data, ws_msg_free, e);
 	e->sctp = cap_sctp_reasm_new(SCTP_REASM_MAX);
 	sn_arena_init(&e->parse, MSG_ARENA_LIMIT);
+	sn_arena_init(&e->sdp, SDP_ARENA_LIMIT);
 	sn_arena_init(&e->keep, e->cfg.keep_bytes ? e->cfg.keep_bytes : KEEP_DEFAULT);
 	e->keep.block_size = 256 * 1024;
 	return e;
@@ -494,6 +496,7 @@ void eng_free(struct eng *e)
 	eng_msgs_free(e);
 	eng_media_free(e);
 	sn_arena_cleanup(&e->parse);
+	sn_arena_cleanup(&e->sdp);
 	sn_arena_cleanup(&e->keep);
 	free(e->scratch);
 	free(e);

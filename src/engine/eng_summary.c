@@ -21,8 +21,6 @@
 
 #include "eng_int.h"
 
-#define SDP_ARENA_LIMIT (256u * 1024u)
-
 /* Copy a slice as a NUL-terminated string into the keep arena; "" for an empty slice. */
 static enum sn_status keep_str(struct eng *e, struct sn_slice s, const char **out)
 {
@@ -55,22 +53,20 @@ static enum sn_status keep_sdp(struct eng *e, const struct sip_msg *msg, struct 
 {
 	struct sn_slice body;
 	struct sdp_session sess;
-	struct sn_arena tmp;
+	struct sn_arena *tmp = &e->sdp;
 	enum sn_status st;
 	uint32_t n;
 
 	if (sip_msg_find_sdp(msg, &body) != SN_OK) {
 		return SN_OK;
 	}
-	sn_arena_init(&tmp, SDP_ARENA_LIMIT);
-	if (sdp_parse(&sess, &tmp, body.ptr, body.len) != SN_OK || sess.media_count == 0) {
-		sn_arena_cleanup(&tmp);
+	sn_arena_reset(tmp);
+	if (sdp_parse(&sess, tmp, body.ptr, body.len) != SN_OK || sess.media_count == 0) {
 		return SN_OK;
 	}
 	n = SN_MIN(sess.media_count, (uint32_t)ENG_SDP_MAX_MEDIA);
 	st = sn_arena_alloc(&e->keep, n * sizeof(*m->media), (void **)&m->media);
 	if (st != SN_OK) {
-		sn_arena_cleanup(&tmp);
 		return st;
 	}
 	m->media_count = (uint8_t)n;
@@ -107,7 +103,6 @@ static enum sn_status keep_sdp(struct eng *e, const struct sip_msg *msg, struct 
 			}
 		}
 	}
-	sn_arena_cleanup(&tmp);
 	return SN_OK;
 }
 

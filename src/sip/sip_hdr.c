@@ -421,7 +421,7 @@ enum sn_status sip_name_addr_split(struct sn_slice text, struct sip_name_addr *o
 {
 	struct sn_slice t = sip_trim(text);
 	const uint8_t *p = t.ptr;
-	const uint8_t *e = t.ptr + t.len;
+	const uint8_t *e = sn_slice_end(t);
 	const uint8_t *lt;
 
 	out->display = SN_SLICE_NULL;
@@ -538,7 +538,7 @@ enum sn_status sip_via_split(struct sn_slice text, struct sip_via *out)
 {
 	struct sn_slice t = sip_trim(text);
 	const uint8_t *p = t.ptr;
-	const uint8_t *e = t.ptr + t.len;
+	const uint8_t *e = sn_slice_end(t);
 	const uint8_t *h;
 
 	memset(out, 0, sizeof(*out));
@@ -670,7 +670,7 @@ enum sn_status sip_cseq_parse(struct sn_slice text, uint32_t *num, struct sn_sli
 {
 	struct sn_slice t = sip_trim(text);
 	const uint8_t *p = t.ptr;
-	const uint8_t *e = t.ptr + t.len;
+	const uint8_t *e = sn_slice_end(t);
 	const uint8_t *d = p;
 	uint32_t v;
 
@@ -870,7 +870,7 @@ static const uint8_t *find_delim(const uint8_t *p, const uint8_t *e, const uint8
 static struct sn_slice part_content_type(struct sn_slice hdrs)
 {
 	const uint8_t *p = hdrs.ptr;
-	const uint8_t *e = hdrs.ptr + hdrs.len;
+	const uint8_t *e = sn_slice_end(hdrs);
 
 	while (p < e) {
 		const uint8_t *eol = memchr(p, '\n', (size_t)(e - p));
@@ -899,7 +899,7 @@ enum sn_status sip_multipart_split(struct sn_slice content_type, struct sn_slice
 	struct sn_slice bnd;
 	const uint8_t *semi;
 	const uint8_t *p = body.ptr;
-	const uint8_t *e = body.ptr + body.len;
+	const uint8_t *e = sn_slice_end(body);
 	uint8_t dbuf[74];
 
 	*count = 0;
@@ -907,7 +907,7 @@ enum sn_status sip_multipart_split(struct sn_slice content_type, struct sn_slice
 		return SN_EPARSE;
 	}
 	semi = memchr(content_type.ptr, ';', content_type.len);
-	if (!semi || !sip_param_find(sip_sl(semi + 1, content_type.ptr + content_type.len),
+	if (!semi || !sip_param_find(sip_sl(semi + 1, sn_slice_end(content_type)),
 				     "boundary", &bnd)) {
 		return SN_EPARSE;
 	}

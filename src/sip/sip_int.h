@@ -42,12 +42,14 @@ static inline struct sn_slice sip_sl(const uint8_t *b, const uint8_t *e)
 /* Drop leading and trailing SP HT CR LF. */
 static inline struct sn_slice sip_trim(struct sn_slice s)
 {
-	const uint8_t *b = s.ptr;
-	const uint8_t *e = s.ptr + s.len;
+	const uint8_t *b;
+	const uint8_t *e;
 
 	if (!s.len) {
 		return s;
 	}
+	b = s.ptr;
+	e = sn_slice_end(s);
 	while (b < e && sip_is(*b, SIP_CT_LWS)) {
 		b++;
 	}

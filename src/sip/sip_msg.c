@@ -320,7 +320,7 @@ static bool leading_u32(struct sn_slice v, uint32_t *out)
 static void via_line(struct sip_msg *msg, struct sn_slice v)
 {
 	const uint8_t *p = v.ptr;
-	const uint8_t *e = v.ptr + v.len;
+	const uint8_t *e = sn_slice_end(v);
 
 	if (!v.len) {
 		return;
@@ -633,7 +633,7 @@ static void check_hdr(struct sip_msg *msg, uint64_t *seen, const struct sip_hdr 
 		}
 		break;
 	case SIP_HDR_DATE:
-		if (v.len < 3 || memcmp(v.ptr + v.len - 3, "GMT", 3) != 0) {
+		if (v.len < 3 || memcmp(sn_slice_end(v) - 3, "GMT", 3) != 0) {
 			msg->flags |= SIP_MSG_F_BAD_DATE;
 		}
 		break;

@@ -188,7 +188,7 @@ static struct sn_slice via_sent_by(const struct sip_via *v)
 		return s;
 	}
 	/* The port follows the host in the same header value; stop at the first non-digit. */
-	const uint8_t *p = s.ptr + s.len;
+	const uint8_t *p = sn_slice_end(s);
 	const uint8_t *lim = p + 16;
 	while (p < lim && is_lws(*p)) {
 		p++;

@@ -92,7 +92,7 @@ bool sip_hostport_split(struct sn_slice hp, struct sn_slice *host, uint16_t *por
 			bool *is_ipv6)
 {
 	const uint8_t *p = hp.ptr;
-	const uint8_t *e = hp.ptr + hp.len;
+	const uint8_t *e = sn_slice_end(hp);
 	const uint8_t *h;
 
 	*has_port = false;
@@ -233,7 +233,7 @@ bool sip_uri_header_find(const struct sip_uri *uri, const char *name, struct sn_
 /* Every byte is a URI character and every '%' starts a valid escape. */
 static bool uri_chars_ok(struct sn_slice s, bool allow_hash)
 {
-	const uint8_t *e = s.ptr + s.len;
+	const uint8_t *e = sn_slice_end(s);
 
 	for (const uint8_t *p = s.ptr; p < e; p++) {
 		uint8_t c = *p;
@@ -294,7 +294,7 @@ static void uri_tail(struct sip_uri *uri, const uint8_t *p, const uint8_t *e)
 enum sn_status sip_uri_parse(struct sn_slice text, struct sip_uri *uri)
 {
 	const uint8_t *p = text.ptr;
-	const uint8_t *e = text.ptr + text.len;
+	const uint8_t *e = sn_slice_end(text);
 	const uint8_t *colon;
 
 	memset(uri, 0, sizeof(*uri));
