@@ -284,6 +284,14 @@ static void json_capture(cJSON *root, const struct ana_report_input *in)
 	add_u64(cap, "tcp_retransmissions", s->tcp_retransmissions);
 	add_u64(cap, "tcp_out_of_order", s->tcp_out_of_order);
 	add_u64(cap, "tcp_gaps", s->tcp_gaps);
+	{
+		/* what a bound kept out of the analysis (-l, --max-streams, budgets) */
+		cJSON *d = cJSON_AddObjectToObject(cap, "dropped");
+		add_u64(d, "calls", s->calls_dropped);
+		add_u64(d, "sip_messages", s->msgs_dropped);
+		add_u64(d, "streams", s->streams_dropped);
+		add_u64(d, "rtp_packets", s->rtp_dropped);
+	}
 	errs = cJSON_AddArrayToObject(cap, "input_errors");
 	for (size_t i = 0; i < in->error_count; i++) {
 		cJSON *e = cJSON_CreateObject();
@@ -830,6 +838,13 @@ static void text_capture(FILE *out, const struct ana_report_input *in)
 	fprintf(out,
 		"  %-20s %" PRIu64 " retransmissions, %" PRIu64 " out of order, %" PRIu64 " gaps\n",
 		"TCP", s->tcp_retransmissions, s->tcp_out_of_order, s->tcp_gaps);
+	if (s->calls_dropped || s->msgs_dropped || s->streams_dropped || s->rtp_dropped) {
+		fprintf(out,
+			"  %-20s %" PRIu64 " calls, %" PRIu64 " SIP messages, %" PRIu64
+			" RTP streams, %" PRIu64 " RTP packets (limits reached)\n",
+			"dropped", s->calls_dropped, s->msgs_dropped, s->streams_dropped,
+			s->rtp_dropped);
+	}
 }
 
 static void text_summary(FILE *out, const struct ana_report_input *in, uint32_t selected)

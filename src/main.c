@@ -35,6 +35,7 @@ enum {
 	OPT_SHORT_CALLS,
 	OPT_ONE_WAY,
 	OPT_CALL_REPORT,
+	OPT_CALL_MSGS,
 };
 
 struct options {
@@ -74,6 +75,8 @@ static void usage(FILE *out)
 		"      --call-report ID    one call in detail, with its message ladder\n"
 		"      --no-rtp-heuristic  keep only RTP streams that an SDP announced\n"
 		"      --max-streams N     candidate RTP streams tracked per worker (1000000)\n"
+		"  -l, --limit N           Call-IDs kept per worker (200000); later ones are counted\n"
+		"      --max-call-messages N  messages kept per Call-ID (10000)\n"
 		"  -h, --help              show this help\n"
 		"  -V, --version           show the version\n"
 		"\n"
@@ -131,6 +134,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"short-calls", optional_argument, NULL, OPT_SHORT_CALLS},
 		{"one-way", no_argument, NULL, OPT_ONE_WAY},
 		{"call-report", required_argument, NULL, OPT_CALL_REPORT},
+		{"limit", required_argument, NULL, 'l'},
+		{"max-call-messages", required_argument, NULL, OPT_CALL_MSGS},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -143,7 +148,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->format = ANA_REPORT_TEXT;
 	ana_filter_init(&o->filter);
 	o->inputs = sn_xcalloc((size_t)argc + 1, sizeof(*o->inputs));
-	while ((c = getopt_long(argc, argv, "I:NchV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "I:Nchl:V", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'I':
 			o->inputs[o->input_count++] = optarg;
@@ -174,6 +179,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_MAX_STREAMS:
 			if (parse_count(optarg, "--max-streams", 1, UINT32_MAX,
 					&o->run.eng.max_streams) != 0) {
+				return EXIT_USAGE;
+			}
+			break;
+		case 'l':
+			if (parse_count(optarg, "--limit", 1, UINT32_MAX - 1,
+					&o->run.eng.max_calls) != 0) {
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_CALL_MSGS:
+			if (parse_count(optarg, "--max-call-messages", 1, UINT32_MAX - 1,
+					&o->run.eng.call_max_msgs) != 0) {
 				return EXIT_USAGE;
 			}
 			break;

@@ -8,6 +8,8 @@
 #ifndef SIPNAB_ENG_INT_H
 #define SIPNAB_ENG_INT_H
 
+#include <glib.h>
+
 #include "sipnab/cap_decode.h"
 #include "sipnab/cap_sctp.h"
 #include "sipnab/cap_tcp.h"
@@ -88,6 +90,8 @@ struct eng {
 	int64_t cur_ts;
 	const uint8_t *cur_data;      /* the record's bytes (valid while its reader lives) */
 	uint32_t cur_len;
+	GHashTable *calls;            /* Call-ID -> messages kept (keys in keep) */
+	uint32_t calls_dropped_kept;  /* dropped Call-IDs remembered in calls */
 	/* outputs */
 	struct eng_msg *msgs;         /* owned array */
 	uint32_t msg_count, msg_cap;
@@ -95,6 +99,7 @@ struct eng {
 	uint32_t flow_count, flow_cap;
 	uint32_t *flow_index;         /* open addressing: flow number + 1, 0 = empty */
 	uint32_t flow_index_cap;      /* power of two */
+	GHashTable *dropped_flows;    /* hashes of flows not tracked (max_streams); owned keys */
 	struct eng_rtcp_pkt *rtcp;    /* owned array */
 	uint32_t rtcp_count, rtcp_cap;
 };

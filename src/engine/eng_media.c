@@ -96,7 +96,18 @@ static struct eng_flow *flow_get(struct eng *e, const struct eng_flow_key *k)
 		h = (h + 1) & (e->flow_index_cap - 1);
 	}
 	if (e->flow_count >= max) {
-		e->st.streams_dropped++;
+		/* count each stream once: remember (a bounded number of) dropped keys */
+		uint64_t hk = flow_hash(k);
+		if (!e->dropped_flows) {
+			e->dropped_flows = g_hash_table_new(g_int64_hash, g_int64_equal);
+		}
+		if (!g_hash_table_contains(e->dropped_flows, &hk) &&
+		    g_hash_table_size(e->dropped_flows) < 65536u) {
+			uint64_t *key = sn_xmalloc(sizeof(*key));
+			*key = hk;
+			g_hash_table_add(e->dropped_flows, key);
+			e->st.streams_dropped++;
+		}
 		return NULL;
 	}
 	if (e->flow_count == e->flow_cap) {
@@ -234,6 +245,16 @@ void eng_flows_free(struct eng *e)
 void eng_media_free(struct eng *e)
 {
 	eng_flows_free(e);
+	if (e->dropped_flows) {
+		GHashTableIter it;
+		gpointer key;
+		g_hash_table_iter_init(&it, e->dropped_flows);
+		while (g_hash_table_iter_next(&it, &key, NULL)) {
+			free(key);
+		}
+		g_hash_table_destroy(e->dropped_flows);
+		e->dropped_flows = NULL;
+	}
 	free(e->rtcp);
 	e->rtcp = NULL;
 	e->rtcp_count = e->rtcp_cap = 0;

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib.h>
+
 #include "sipnab/eng_result.h"
 #include "sipnab/sdp.h"
 #include "sipnab/sip_msg.h"
@@ -213,11 +215,65 @@ static enum sn_status keep_fields(struct eng *e, const struct sip_msg *msg, stru
 	return st;
 }
 
+/*
+ * Bounds per worker (eng_config.max_calls, call_max_msgs): a Call-ID first seen when
+ * max_calls Call-IDs are already kept is not kept (calls_dropped, and its messages count in
+ * msgs_dropped); a Call-ID that already has call_max_msgs messages keeps no more
+ * (msgs_dropped). Returns false when the message is not to be kept.
+ */
+#define CALL_LIMIT_DEFAULT 200000u
+#define CALL_MSGS_DEFAULT  10000u
+#define CALL_COUNT_DROPPED UINT32_MAX /* value of a Call-ID that is being dropped */
+
+static bool within_bounds(struct eng *e, struct sn_slice call_id)
+{
+	uint32_t max_calls = e->cfg.max_calls ? e->cfg.max_calls : CALL_LIMIT_DEFAULT;
+	uint32_t max_msgs = e->cfg.call_max_msgs ? e->cfg.call_max_msgs : CALL_MSGS_DEFAULT;
+	char key[256];
+	size_t n = SN_MIN((size_t)call_id.len, sizeof(key) - 1);
+	gpointer v;
+	uint32_t count;
+
+	if (!e->calls) {
+		e->calls = g_hash_table_new(g_str_hash, g_str_equal);
+	}
+	if (n) {
+		memcpy(key, call_id.ptr, n);
+	}
+	key[n] = '\0';
+	if (!g_hash_table_lookup_extended(e->calls, key, NULL, &v)) {
+		struct sn_slice copy;
+		bool keep = g_hash_table_size(e->calls) - e->calls_dropped_kept < max_calls;
+
+		if (!keep) {
+			e->st.calls_dropped++;
+		}
+		/* remember dropped Call-IDs too (a bounded number) so each counts once */
+		if ((keep || e->calls_dropped_kept < SN_MAX(max_calls, 65536u)) &&
+		    sn_arena_dup(&e->keep, sn_slice_make(key, n), &copy) == SN_OK) {
+			g_hash_table_insert(e->calls, (gpointer)copy.ptr,
+					    GUINT_TO_POINTER(keep ? 1u : CALL_COUNT_DROPPED));
+			e->calls_dropped_kept += keep ? 0 : 1;
+		}
+		return keep;
+	}
+	count = GPOINTER_TO_UINT(v);
+	if (count == CALL_COUNT_DROPPED || count >= max_msgs) {
+		return false;
+	}
+	g_hash_table_insert(e->calls, key, GUINT_TO_POINTER(count + 1));
+	return true;
+}
+
 void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packet *pkt,
 		    const struct sip_msg *msg, const uint8_t *raw)
 {
 	struct eng_msg *m;
 
+	if (!within_bounds(e, msg->call_id)) {
+		e->st.msgs_dropped++;
+		return;
+	}
 	if (e->msg_count == e->msg_cap) {
 		e->msg_cap = e->msg_cap ? e->msg_cap * 2 : 1024;
 		e->msgs = sn_xrealloc(e->msgs, e->msg_cap * sizeof(*e->msgs));
@@ -247,6 +303,10 @@ void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packe
 
 void eng_msgs_free(struct eng *e)
 {
+	if (e->calls) {
+		g_hash_table_destroy(e->calls);
+		e->calls = NULL;
+	}
 	free(e->msgs);
 	e->msgs = NULL;
 	e->msg_count = e->msg_cap = 0;

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Memory bounds as a user sets them: -l/--limit (Call-IDs kept per worker),
+# --max-call-messages (messages kept per Call-ID) and --max-streams (RTP streams tracked per
+# worker). What a bound keeps out is counted in the report's capture.dropped, never silently
+# lost.
+. "$(dirname "$0")/lib.sh"
+S="$SIPNAB_CORPUS/pcap/sipp-g711-dtmf.pcap"
+get() { # file options... -> "calls streams dropped.calls dropped.sip dropped.streams dropped.rtp"
+	f=$1
+	shift
+	"$SIPNAB_BIN" -N -I "$f" --cores 1 --report=json "$@" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+x = d["capture"]["dropped"]
+print(d["summary"]["calls"], d["summary"]["streams"], x["calls"], x["sip_messages"],
+      x["streams"], x["rtp_packets"])'
+}
+expect_eq "no bound reached" "$(get "$S")" "2 8 0 0 0 0"
+# one call kept: the second Call-ID (6 messages) is dropped and counted
+expect_eq "-l 1" "$(get "$S" -l 1)" "1 8 1 6 0 0"
+expect_eq "--max-call-messages 4" "$(get "$S" --max-call-messages 4)" "2 8 0 4 0 0"
+# one RTP stream tracked: 7 candidate streams and their 748 packets counted as dropped
+expect_eq "--max-streams 1" "$(get "$S" --max-streams 1)" "2 1 0 0 7 748"
+if [ -d "$PUBLIC" ]; then
+	# 6 Call-IDs of 26, 18, 14, 8, 8 and 7 messages
+	# (its one RTP stream is still found, by the RTP heuristic)
+	expect_eq "sngrep-aaa -l 2" "$(get "$PUBLIC/sngrep-aaa.pcap" -l 2)" "2 1 4 37 0 0"
+fi
+"$SIPNAB_BIN" -N -I "$S" -l 0 >/dev/null 2>&1
+expect_eq "-l 0 is a usage error" "$?" 2
+finish
