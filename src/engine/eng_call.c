@@ -400,7 +400,54 @@ static void cid_entry_free(gpointer p)
 	free(ce);
 }
 
-void eng_calls_build(struct eng_result *r, bool invite_only)
+/*
+ * Legs are independent (each touches only its own messages' retransmission flags and its own
+ * fields), so they are analysed on @p threads threads, each taking every threads-th leg.
+ * The outcome does not depend on the thread count.
+ */
+struct leg_job {
+	struct eng_result *r;
+	struct leg *legs;
+	uint32_t nlegs, first, step;
+	int64_t capture_end;
+};
+
+static gpointer leg_job_run(gpointer arg)
+{
+	struct leg_job *j = arg;
+
+	for (uint32_t i = j->first; i < j->nlegs; i += j->step) {
+		leg_analyse(j->r, &j->legs[i], j->capture_end);
+	}
+	return NULL;
+}
+
+static void analyse_legs(struct eng_result *r, struct leg *legs, uint32_t nlegs,
+			 int64_t capture_end, uint32_t threads)
+{
+	struct leg_job *jobs;
+	GThread **th;
+
+	if (threads <= 1 || nlegs < 256) {
+		struct leg_job one = {r, legs, nlegs, 0, 1, capture_end};
+		leg_job_run(&one);
+		return;
+	}
+	jobs = sn_xcalloc(threads, sizeof(*jobs));
+	th = sn_xcalloc(threads, sizeof(*th));
+	for (uint32_t t = 0; t < threads; t++) {
+		jobs[t] = (struct leg_job){r, legs, nlegs, t, threads, capture_end};
+		th[t] = t ? g_thread_new("sn-legs", leg_job_run, &jobs[t]) : NULL;
+	}
+	leg_job_run(&jobs[0]);
+	for (uint32_t t = 1; t < threads; t++) {
+		g_thread_join(th[t]);
+	}
+	free(th);
+	free(jobs);
+}
+
+void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 {
 	GHashTable *by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, cid_entry_free);
 	struct leg *legs = NULL;
@@ -431,9 +478,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only)
 			}
 		}
 	}
-	for (uint32_t i = 0; i < nlegs; i++) {
-		leg_analyse(r, &legs[i], capture_end);
-	}
+	analyse_legs(r, legs, nlegs, capture_end, threads);
 	/* group legs by root: counting sort keeps each call's legs in first-seen order */
 	start = sn_xcalloc(nlegs + 1u, sizeof(*start));
 	order = sn_xcalloc(nlegs + 1u, sizeof(*order));

@@ -112,7 +112,7 @@ void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packe
 void eng_msgs_free(struct eng *e);
 
 /* eng_call.c: group the sorted messages into calls; sets msg->call and msg->retransmission. */
-void eng_calls_build(struct eng_result *r, bool invite_only);
+void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads);
 
 /* eng_media.c */
 void eng_media_udp(struct eng *e, const struct cap_packet *pkt);

@@ -496,7 +496,7 @@ struct eng_result *eng_result_build(struct eng *const *engines, size_t count)
 		eng_msgs_free(engines[i]);
 	}
 	qsort(r->msgs, r->msg_count, sizeof(*r->msgs), msg_cmp);
-	eng_calls_build(r, invite_only);
+	eng_calls_build(r, invite_only, (uint32_t)count);
 	build_streams(r, engines, count, heuristic);
 	r->stats.other_packets = r->stats.packets - r->stats.sip_packets - r->stats.rtp_packets -
 				 r->stats.rtcp_packets;
