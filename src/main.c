@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sipnab/ana_report.h"
@@ -252,6 +253,7 @@ static int run_headless(const struct options *o)
 	struct run_errors re = {NULL, 0, o->inputs};
 	struct cap_merge *merge;
 	struct eng_result *res;
+	struct timespec t0, t1;
 	enum sn_status st;
 	int rc = 0;
 
@@ -280,6 +282,7 @@ static int run_headless(const struct options *o)
 		.error_count = re.count,
 		.filter = &o->filter,
 	};
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (o->call_report) {
 		st = ana_report_call(stdout, &in, o->call_report);
 		if (st == SN_ENOTFOUND) {
@@ -292,6 +295,11 @@ static int run_headless(const struct options *o)
 	if (st == SN_ESYS) {
 		fprintf(stderr, "sipnab: writing the report failed: %s\n", strerror(errno));
 		rc = 1;
+	}
+	if (getenv("SIPNAB_TIMING")) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		fprintf(stderr, "sipnab: timing: report   %.3f s\n",
+			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	}
 	eng_result_free(res);
 	cap_merge_free(merge);

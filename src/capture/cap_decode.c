@@ -627,8 +627,16 @@ static uint32_t ip_pair_hash(const uint8_t *p, uint32_t n)
 	} else {
 		return 0;
 	}
-	/* symmetric: both directions give the same key; never 0 for IP */
-	return ((a ^ b) + (a < b ? a : b) * 0x9e3779b9u) | 1u;
+	uint32_t h = (a ^ b) + (a < b ? a : b) * 0x9e3779b9u;
+
+	/* symmetric: both directions give the same key. Mix so that every bit (and so any
+	 * modulus taken by the caller) depends on both addresses; never 0 for IP. */
+	h ^= h >> 16;
+	h *= 0x7feb352du;
+	h ^= h >> 15;
+	h *= 0x846ca68bu;
+	h ^= h >> 16;
+	return h ? h : 1u;
 }
 
 uint32_t cap_record_host_hash(const struct cap_record *rec)

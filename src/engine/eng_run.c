@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <glib.h>
 
@@ -45,6 +46,22 @@ struct worker {
 	struct batch *cur;     /* reader side: the batch being filled */
 	struct batch *pool;    /* the batches, owned */
 };
+
+/* SIPNAB_TIMING=1 in the environment prints the time of each phase to stderr (benchmarks). */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void timing(const char *phase, double t0)
+{
+	if (getenv("SIPNAB_TIMING")) {
+		fprintf(stderr, "sipnab: timing: %-8s %.3f s\n", phase, now_s() - t0);
+	}
+}
 
 static gpointer worker_main(gpointer arg)
 {
@@ -74,12 +91,16 @@ static struct eng_result *run_single(struct cap_merge *m, const struct eng_confi
 	struct eng *e = eng_new(cfg);
 	struct cap_record rec;
 	struct eng_result *r;
+	double t0 = now_s();
 
 	while (cap_merge_next(m, &rec, on_error, user) == SN_OK) {
 		eng_packet(e, &rec);
 	}
 	eng_finish(e);
+	timing("analyse", t0);
+	t0 = now_s();
 	r = eng_result_build(&e, 1);
+	timing("build", t0);
 	eng_free(e);
 	return r;
 }
@@ -92,6 +113,7 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	struct eng **engines;
 	struct cap_record rec;
 	struct eng_result *r;
+	double t0 = now_s();
 
 	if (n == 1) {
 		return run_single(m, &cfg->eng, on_error, user);
@@ -127,10 +149,14 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 		w[i].cur->last = true;
 		g_async_queue_push(w[i].full, w[i].cur);
 	}
+	timing("read", t0);
 	for (uint32_t i = 0; i < n; i++) {
 		g_thread_join(w[i].thread);
 	}
+	timing("analyse", t0);
+	t0 = now_s();
 	r = eng_result_build(engines, n);
+	timing("build", t0);
 	for (uint32_t i = 0; i < n; i++) {
 		eng_free(w[i].eng);
 		g_async_queue_unref(w[i].full);
