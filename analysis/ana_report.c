@@ -489,18 +489,29 @@ static void json_put_element(FILE *out, cJSON *item, bool first)
 {
 	char *txt = cJSON_Print(item);
 
-	const char *p = txt;
-	const char *nl;
+	size_t len = strlen(txt);
+	size_t lines = 0;
+	char *buf, *q;
 
+	for (size_t i = 0; i < len; i++) {
+		lines += txt[i] == '\n';
+	}
+	/* one write per element: ", " + text with two tabs after every newline */
+	buf = sn_xmalloc(len + 2 * lines + 3);
+	q = buf;
 	if (!first) {
-		fputs(", ", out);
+		*q++ = ',';
+		*q++ = ' ';
 	}
-	while ((nl = strchr(p, '\n')) != NULL) {
-		fwrite(p, 1, (size_t)(nl - p) + 1, out);
-		fputs("\t\t", out);
-		p = nl + 1;
+	for (size_t i = 0; i < len; i++) {
+		*q++ = txt[i];
+		if (txt[i] == '\n') {
+			*q++ = '\t';
+			*q++ = '\t';
+		}
 	}
-	fputs(p, out);
+	fwrite(buf, 1, (size_t)(q - buf), out);
+	free(buf);
 	free(txt);
 	cJSON_Delete(item);
 }

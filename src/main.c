@@ -282,6 +282,8 @@ static int run_headless(const struct options *o)
 		.error_count = re.count,
 		.filter = &o->filter,
 	};
+	/* the report is written in many small pieces: buffer them */
+	setvbuf(stdout, NULL, _IOFBF, 1u << 20);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (o->call_report) {
 		st = ana_report_call(stdout, &in, o->call_report);

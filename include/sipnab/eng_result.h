@@ -81,8 +81,9 @@ struct eng_msg {
 	const char *x_call_id;      /* X-Call-ID / X-CID, "" when absent */
 	const char *from_uri, *to_uri;
 	const char *from_tag, *to_tag;
-	const char *branch, *sent_by, *top_via;
-	const char *user_agent;
+	const char *branch, *sent_by;
+	const char *top_via;        /* only when the branch lacks the RFC 3261 cookie */
+	const char *user_agent;     /* requests without To tag only */
 	uint8_t media_count;
 	struct eng_sdp_media *media; /* media_count entries, NULL without SDP */
 	const uint8_t *raw;          /* message bytes: in the input's own buffer when the message

@@ -476,6 +476,7 @@ struct eng_result *eng_result_build(struct eng *const *engines, size_t count)
 	uint32_t total = 0;
 	bool heuristic = count ? engines[0]->cfg.rtp_heuristic : true;
 	bool invite_only = count ? engines[0]->cfg.invite_only : false;
+	bool msgs_moved = false;
 
 	eng_stats_init(&r->stats);
 	sn_arena_init(&r->arena, 0);
@@ -486,8 +487,17 @@ struct eng_result *eng_result_build(struct eng *const *engines, size_t count)
 	}
 	/* the summaries move into the result: each worker's array is freed as soon as it is
 	 * copied, so they are never held twice */
-	r->msgs = sn_xcalloc(total + 1u, sizeof(*r->msgs));
-	for (size_t i = 0; i < count; i++) {
+	if (count == 1 && engines[0]->msgs) {
+		/* one worker: take its array as it is */
+		r->msgs = engines[0]->msgs;
+		r->msg_count = engines[0]->msg_count;
+		engines[0]->msgs = NULL;
+		engines[0]->msg_count = 0;
+		msgs_moved = true;
+	} else {
+		r->msgs = sn_xcalloc(total + 1u, sizeof(*r->msgs));
+	}
+	for (size_t i = 0; i < count && !msgs_moved; i++) {
 		if (engines[i]->msg_count) {
 			memcpy(r->msgs + r->msg_count, engines[i]->msgs,
 			       engines[i]->msg_count * sizeof(*r->msgs));

@@ -191,11 +191,18 @@ static enum sn_status keep_fields(struct eng *e, const struct sip_msg *msg, stru
 		}
 		st = keep_str(e, v->branch, &m->branch);
 		st = st ? st : keep_str(e, sn_slice_make(sent_by, n), &m->sent_by);
-		if (!st && top_via) {
+		/* the whole top Via only serves RFC 2543 matching, for branches without the
+		 * RFC 3261 magic cookie */
+		if (!st && top_via && !(v->branch.len >= 7 && memcmp(v->branch.ptr, "z9hG4bK", 7) == 0)) {
 			st = keep_str(e, top_via->value, &m->top_via);
 		}
 	}
-	st = st ? st : keep_str(e, user_agent ? user_agent->value : SN_SLICE_NULL, &m->user_agent);
+	/* the user agent of the requests that start something; responses and in-dialog
+	 * requests repeat it */
+	m->user_agent = "";
+	if (!st && user_agent && msg->is_request && !msg->to_tag.len) {
+		st = keep_str(e, user_agent->value, &m->user_agent);
+	}
 	st = st ? st : keep_sdp(e, msg, m);
 	if (st) {
 		return st;
