@@ -638,9 +638,16 @@ static void json_stream(struct jw *o, const struct eng_result *r, const struct e
 		jw_null(o, "call_id");
 	}
 	jw_open(o, "rtcp");
-	jw_fixed(o, "reported_loss_pct", s->rtcp.loss_pct, 3, s->has_rtcp && s->rtcp.reports > 0);
-	jw_fixed(o, "reported_jitter_ms", s->rtcp.jitter_ms, 3, s->has_rtcp && s->rtcp.has_jitter);
-	jw_fixed(o, "rtt_ms", s->rtcp.rtt_ms, 3, s->has_rtcp && s->rtcp.has_rtt);
+	if (s->has_rtcp && s->rtcp) {
+		const struct rtcp_summary *rs = s->rtcp;
+		jw_fixed(o, "reported_loss_pct", rs->loss_pct, 3, rs->reports > 0);
+		jw_fixed(o, "reported_jitter_ms", rs->jitter_ms, 3, rs->has_jitter);
+		jw_fixed(o, "rtt_ms", rs->rtt_ms, 3, rs->has_rtt);
+	} else {
+		jw_null(o, "reported_loss_pct");
+		jw_null(o, "reported_jitter_ms");
+		jw_null(o, "rtt_ms");
+	}
 	jw_close(o);
 	/* additions */
 	jw_raw(o, "announced", s->announced ? "true" : "false");

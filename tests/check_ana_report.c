@@ -25,6 +25,7 @@ struct fixture {
 	struct eng_msg msgs[32];
 	struct eng_call calls[4];
 	struct eng_stream streams[5];
+	struct rtcp_summary rtcp3; /* the RTCP summary of streams[3] */
 	uint32_t call_msgs[4][8];
 	uint32_t call_streams[4][2];
 	const char *legs[4][2];
@@ -180,10 +181,11 @@ static void fixture_setup(void)
 	fx.streams[2].rtp.max_jitter_ms = 7.5;
 	snprintf(fx.streams[2].rtp.dtmf, sizeof(fx.streams[2].rtp.dtmf), "12#");
 	fx.streams[3].has_rtcp = true;
-	fx.streams[3].rtcp.reports = 2;
-	fx.streams[3].rtcp.loss_pct = 0.390625;
-	fx.streams[3].rtcp.has_jitter = true;
-	fx.streams[3].rtcp.jitter_ms = 0.875;
+	fx.streams[3].rtcp = &fx.rtcp3;
+	fx.rtcp3.reports = 2;
+	fx.rtcp3.loss_pct = 0.390625;
+	fx.rtcp3.has_jitter = true;
+	fx.rtcp3.jitter_ms = 0.875;
 
 	/* 3: REGISTER with one authentication round */
 	init_call(3, "reg@host", "REGISTER", 20000);

@@ -65,6 +65,15 @@ const char *cap_reader_format(const struct cap_reader *r);
 /** Snap length of the file (pcap header or first IDB); 0 if unknown. */
 uint32_t cap_reader_snaplen(const struct cap_reader *r);
 
+/**
+ * How much of a mapped file to keep mapped behind the reading position (default 8 MiB);
+ * older pages are given back to the kernel (they are read again if touched). Records handed
+ * to other threads should stay within this window.
+ * @param r the reader
+ * @param bytes the window; 0 restores the default
+ */
+void cap_reader_set_release_lag(struct cap_reader *r, size_t bytes);
+
 /** Close and free. NULL is allowed. */
 void cap_reader_free(struct cap_reader *r);
 
@@ -97,6 +106,9 @@ enum sn_status cap_merge_next(struct cap_merge *m, struct cap_record *rec,
 
 /** Reader of input @p i, for its format and errors. */
 const struct cap_reader *cap_merge_reader(const struct cap_merge *m, size_t i);
+
+/** cap_reader_set_release_lag() on every input. */
+void cap_merge_set_release_lag(struct cap_merge *m, size_t bytes);
 
 void cap_merge_free(struct cap_merge *m);
 

@@ -107,8 +107,9 @@ struct eng_stream {
 	double mos;                 /* E-model estimate, 0 when not computable */
 	int32_t call;               /* index into eng_result.calls, -1 when no SDP announced it */
 	bool announced;             /* an SDP endpoint matched */
-	bool has_rtcp;
-	struct rtcp_summary rtcp;   /* RTCP about this SSRC from the receiver, if any */
+	bool has_rtcp;              /* rtcp is set */
+	struct rtcp_summary *rtcp;  /* RTCP about this SSRC from the receiver; NULL if none.
+				     * Owned by the result (its arena) */
 };
 
 /* A call: every dialog and hop sharing a Call-ID, plus legs linked by X-Call-ID. */

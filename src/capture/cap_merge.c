@@ -150,6 +150,15 @@ const struct cap_reader *cap_merge_reader(const struct cap_merge *m, size_t i)
 	return i < m->count ? m->readers[i] : NULL;
 }
 
+void cap_merge_set_release_lag(struct cap_merge *m, size_t bytes)
+{
+	for (size_t i = 0; i < m->count; i++) {
+		if (m->readers[i]) {
+			cap_reader_set_release_lag(m->readers[i], bytes);
+		}
+	}
+}
+
 void cap_merge_free(struct cap_merge *m)
 {
 	if (!m) {

@@ -89,6 +89,7 @@ struct cap_reader {
 	void *map;  /* owned mapping, or NULL */
 	size_t map_len;
 	size_t released; /* mapping bytes before this offset were given back (MADV_DONTNEED) */
+	size_t release_lag; /* keep this much behind the reading position mapped */
 	uint8_t *heap; /* owned heap copy, or NULL */
 	enum cap_format fmt;
 	bool gzip;
@@ -753,7 +754,7 @@ out_free:
  * invalidates a record; it only lets the kernel reclaim what nobody touches any more.
  */
 #define CAP_RELEASE_LAG   (8u << 20) /* keep this much behind the reader mapped */
-#define CAP_RELEASE_CHUNK (4u << 20) /* give back in steps of this size */
+#define CAP_RELEASE_CHUNK (2u << 20) /* give back in steps of this size */
 
 static void cap_release_behind(struct cap_reader *r)
 {
@@ -761,10 +762,12 @@ static void cap_release_behind(struct cap_reader *r)
 	size_t page = ps > 0 ? (size_t)ps : 4096;
 	size_t upto;
 
-	if (!r->map || r->pos < r->released + CAP_RELEASE_LAG + CAP_RELEASE_CHUNK) {
+	size_t lag = r->release_lag ? r->release_lag : CAP_RELEASE_LAG;
+
+	if (!r->map || r->pos < r->released + lag + CAP_RELEASE_CHUNK) {
 		return;
 	}
-	upto = (r->pos - CAP_RELEASE_LAG) & ~(page - 1);
+	upto = (r->pos - lag) & ~(page - 1);
 	(void)madvise((uint8_t *)r->map + r->released, upto - r->released, MADV_DONTNEED);
 	r->released = upto;
 }
@@ -797,6 +800,11 @@ const char *cap_reader_format(const struct cap_reader *r)
 uint32_t cap_reader_snaplen(const struct cap_reader *r)
 {
 	return r->snaplen;
+}
+
+void cap_reader_set_release_lag(struct cap_reader *r, size_t bytes)
+{
+	r->release_lag = bytes;
 }
 
 void cap_reader_free(struct cap_reader *r)

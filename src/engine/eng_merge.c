@@ -361,10 +361,14 @@ static void attach_rtcp(struct eng_result *r, struct eng *const *engines, size_t
 						continue;
 					}
 					if (!st->has_rtcp) {
-						rtcp_summary_init(&st->rtcp, st->ssrc);
+						if (sn_arena_alloc(&r->arena, sizeof(*st->rtcp),
+								   (void **)&st->rtcp) != SN_OK) {
+							break;
+						}
+						rtcp_summary_init(st->rtcp, st->ssrc);
 						st->has_rtcp = true;
 					}
-					rtcp_summary_update(&st->rtcp, &c, rp->ts_ns,
+					rtcp_summary_update(st->rtcp, &c, rp->ts_ns,
 							    (int32_t)st->clock_rate);
 					break;
 				}

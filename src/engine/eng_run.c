@@ -30,7 +30,8 @@
 #include "sipnab/cap_decode.h"
 
 #define ENG_BATCH          512u /* records per batch */
-#define ENG_BATCHES_PER_WK 32u  /* batches in flight per worker */
+#define ENG_BATCHES_PER_WK 8u   /* batches in flight per worker (keeps them well inside the
+				 * reader's mapping window, see cap_reader.c) */
 
 struct batch {
 	uint32_t count;                /* records used */
@@ -93,6 +94,8 @@ static struct eng_result *run_single(struct cap_merge *m, const struct eng_confi
 	struct eng_result *r;
 	double t0 = now_s();
 
+	/* the records are used before the next one is read: a small window is enough */
+	cap_merge_set_release_lag(m, 2u << 20);
 	while (cap_merge_next(m, &rec, on_error, user) == SN_OK) {
 		eng_packet(e, &rec);
 	}

@@ -109,12 +109,98 @@ static enum sn_status keep_sdp(struct eng *e, const struct sip_msg *msg, struct 
 }
 
 /*
+ * Bounds per worker (eng_config.max_calls, call_max_msgs): a Call-ID first seen when
+ * max_calls Call-IDs are already kept is not kept (calls_dropped, and its messages count in
+ * msgs_dropped); a Call-ID that already has call_max_msgs messages keeps no more
+ * (msgs_dropped). Returns false when the message is not to be kept.
+ */
+#define CALL_LIMIT_DEFAULT 200000u
+#define CALL_MSGS_DEFAULT  10000u
+#define CALL_COUNT_DROPPED UINT32_MAX /* value of a Call-ID that is being dropped */
+
+/*
+ * Per Call-ID state of a worker (the value of eng.calls): how many messages were kept, and the
+ * last kept copy of the strings that the messages of one call repeat, so a call's seven or
+ * more messages share one copy of its Call-ID, URIs, tags and Via sent-by.
+ */
+struct call_cache {
+	uint32_t count;   /* messages kept; CALL_COUNT_DROPPED when the Call-ID is dropped */
+	const char *call_id, *from_uri, *to_uri, *from_tag, *to_tag, *ruri, *sent_by, *reason;
+};
+
+/* The cache of @p call_id, or NULL when the message is not to be kept. */
+static struct call_cache *within_bounds(struct eng *e, struct sn_slice call_id)
+{
+	uint32_t max_calls = e->cfg.max_calls ? e->cfg.max_calls : CALL_LIMIT_DEFAULT;
+	uint32_t max_msgs = e->cfg.call_max_msgs ? e->cfg.call_max_msgs : CALL_MSGS_DEFAULT;
+	char key[256];
+	size_t n = SN_MIN((size_t)call_id.len, sizeof(key) - 1);
+	struct call_cache *cc;
+
+	if (!e->calls) {
+		e->calls = g_hash_table_new(g_str_hash, g_str_equal);
+	}
+	if (n) {
+		memcpy(key, call_id.ptr, n);
+	}
+	key[n] = '\0';
+	cc = g_hash_table_lookup(e->calls, key);
+	if (!cc) {
+		struct sn_slice copy;
+		bool keep = g_hash_table_size(e->calls) - e->calls_dropped_kept < max_calls;
+
+		if (!keep) {
+			e->st.calls_dropped++;
+		}
+		/* remember dropped Call-IDs too (a bounded number) so each counts once */
+		if ((keep || e->calls_dropped_kept < SN_MAX(max_calls, 65536u)) &&
+		    sn_arena_alloc(&e->keep, sizeof(*cc), (void **)&cc) == SN_OK &&
+		    sn_arena_dup(&e->keep, sn_slice_make(key, n), &copy) == SN_OK) {
+			cc->count = keep ? 0 : CALL_COUNT_DROPPED;
+			g_hash_table_insert(e->calls, (gpointer)copy.ptr, cc);
+			e->calls_dropped_kept += keep ? 0 : 1;
+			if (call_id.len == n) {
+				cc->call_id = (const char *)copy.ptr;
+			}
+		} else {
+			cc = NULL;
+		}
+		if (!keep || !cc) {
+			return NULL;
+		}
+	}
+	if (cc->count == CALL_COUNT_DROPPED || cc->count >= max_msgs) {
+		return NULL;
+	}
+	cc->count++;
+	return cc;
+}
+
+/* keep_str() through a one-entry cache: equal to the cached copy -> share it. */
+static enum sn_status keep_cached(struct eng *e, struct sn_slice s, const char **slot,
+				  const char **out)
+{
+	enum sn_status st;
+
+	if (*slot && strlen(*slot) == s.len && (s.len == 0 || memcmp(*slot, s.ptr, s.len) == 0)) {
+		*out = *slot;
+		return SN_OK;
+	}
+	st = keep_str(e, s, out);
+	if (st == SN_OK && s.len) {
+		*slot = *out;
+	}
+	return st;
+}
+
+/*
  * Everything of one message that needs arena space; SN_ELIMIT when the budget is exhausted.
  * The parse already split From/To (tag and URI text) and the top Via; the other headers wanted
  * here are picked up in one pass over the header index.
  */
-static enum sn_status keep_fields(struct eng *e, const struct sip_msg *msg, struct eng_msg *m,
-				  const uint8_t *raw, size_t raw_len)
+static enum sn_status keep_fields(struct eng *e, struct call_cache *cc,
+				  const struct sip_msg *msg, struct eng_msg *m, const uint8_t *raw,
+				  size_t raw_len)
 {
 	const struct sip_hdr *top_via = NULL;
 	const struct sip_hdr *user_agent = NULL;
@@ -151,18 +237,21 @@ static enum sn_status keep_fields(struct eng *e, const struct sip_msg *msg, stru
 		x_call_id = x_cid;
 	}
 
-	if (msg->is_request) {
+	/* known methods are static names; the rest is shared with the call's other messages */
+	if (m->method != SIP_METHOD_UNKNOWN) {
+		m->method_name = sip_method_name((enum sip_method)m->method);
+	} else if (msg->is_request) {
 		st = keep_str(e, msg->method_name, &m->method_name);
 	} else {
 		st = keep_str(e, msg->cseq_method_name, &m->method_name);
 	}
-	st = st ? st : keep_str(e, msg->reason, &m->reason);
-	st = st ? st : keep_str(e, msg->ruri, &m->ruri);
-	st = st ? st : keep_str(e, msg->call_id, &m->call_id);
-	st = st ? st : keep_str(e, msg->from_tag, &m->from_tag);
-	st = st ? st : keep_str(e, msg->to_tag, &m->to_tag);
-	st = st ? st : keep_str(e, msg->from_uri, &m->from_uri);
-	st = st ? st : keep_str(e, msg->to_uri, &m->to_uri);
+	st = st ? st : keep_cached(e, msg->reason, &cc->reason, &m->reason);
+	st = st ? st : keep_cached(e, msg->ruri, &cc->ruri, &m->ruri);
+	st = st ? st : keep_cached(e, msg->call_id, &cc->call_id, &m->call_id);
+	st = st ? st : keep_cached(e, msg->from_tag, &cc->from_tag, &m->from_tag);
+	st = st ? st : keep_cached(e, msg->to_tag, &cc->to_tag, &m->to_tag);
+	st = st ? st : keep_cached(e, msg->from_uri, &cc->from_uri, &m->from_uri);
+	st = st ? st : keep_cached(e, msg->to_uri, &cc->to_uri, &m->to_uri);
 	m->x_call_id = m->branch = m->sent_by = m->top_via = "";
 	if (!st && x_call_id) {
 		st = keep_str(e, x_call_id->value, &m->x_call_id);
@@ -190,7 +279,7 @@ static enum sn_status keep_fields(struct eng *e, const struct sip_msg *msg, stru
 			}
 		}
 		st = keep_str(e, v->branch, &m->branch);
-		st = st ? st : keep_str(e, sn_slice_make(sent_by, n), &m->sent_by);
+		st = st ? st : keep_cached(e, sn_slice_make(sent_by, n), &cc->sent_by, &m->sent_by);
 		/* the whole top Via only serves RFC 2543 matching, for branches without the
 		 * RFC 3261 magic cookie */
 		if (!st && top_via && !(v->branch.len >= 7 && memcmp(v->branch.ptr, "z9hG4bK", 7) == 0)) {
@@ -222,62 +311,13 @@ static enum sn_status keep_fields(struct eng *e, const struct sip_msg *msg, stru
 	return st;
 }
 
-/*
- * Bounds per worker (eng_config.max_calls, call_max_msgs): a Call-ID first seen when
- * max_calls Call-IDs are already kept is not kept (calls_dropped, and its messages count in
- * msgs_dropped); a Call-ID that already has call_max_msgs messages keeps no more
- * (msgs_dropped). Returns false when the message is not to be kept.
- */
-#define CALL_LIMIT_DEFAULT 200000u
-#define CALL_MSGS_DEFAULT  10000u
-#define CALL_COUNT_DROPPED UINT32_MAX /* value of a Call-ID that is being dropped */
-
-static bool within_bounds(struct eng *e, struct sn_slice call_id)
-{
-	uint32_t max_calls = e->cfg.max_calls ? e->cfg.max_calls : CALL_LIMIT_DEFAULT;
-	uint32_t max_msgs = e->cfg.call_max_msgs ? e->cfg.call_max_msgs : CALL_MSGS_DEFAULT;
-	char key[256];
-	size_t n = SN_MIN((size_t)call_id.len, sizeof(key) - 1);
-	gpointer v;
-	uint32_t count;
-
-	if (!e->calls) {
-		e->calls = g_hash_table_new(g_str_hash, g_str_equal);
-	}
-	if (n) {
-		memcpy(key, call_id.ptr, n);
-	}
-	key[n] = '\0';
-	if (!g_hash_table_lookup_extended(e->calls, key, NULL, &v)) {
-		struct sn_slice copy;
-		bool keep = g_hash_table_size(e->calls) - e->calls_dropped_kept < max_calls;
-
-		if (!keep) {
-			e->st.calls_dropped++;
-		}
-		/* remember dropped Call-IDs too (a bounded number) so each counts once */
-		if ((keep || e->calls_dropped_kept < SN_MAX(max_calls, 65536u)) &&
-		    sn_arena_dup(&e->keep, sn_slice_make(key, n), &copy) == SN_OK) {
-			g_hash_table_insert(e->calls, (gpointer)copy.ptr,
-					    GUINT_TO_POINTER(keep ? 1u : CALL_COUNT_DROPPED));
-			e->calls_dropped_kept += keep ? 0 : 1;
-		}
-		return keep;
-	}
-	count = GPOINTER_TO_UINT(v);
-	if (count == CALL_COUNT_DROPPED || count >= max_msgs) {
-		return false;
-	}
-	g_hash_table_insert(e->calls, key, GUINT_TO_POINTER(count + 1));
-	return true;
-}
-
 void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packet *pkt,
 		    const struct sip_msg *msg, const uint8_t *raw)
 {
 	struct eng_msg *m;
+	struct call_cache *cc = within_bounds(e, msg->call_id);
 
-	if (!within_bounds(e, msg->call_id)) {
+	if (!cc) {
 		e->st.msgs_dropped++;
 		return;
 	}
@@ -301,7 +341,7 @@ void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packe
 	m->status = msg->status_code;
 	m->cseq = msg->cseq;
 	m->call = -1;
-	if (keep_fields(e, msg, m, raw, msg->msg_len) != SN_OK) {
+	if (keep_fields(e, cc, msg, m, raw, msg->msg_len) != SN_OK) {
 		e->st.msgs_dropped++;
 		return;
 	}
