@@ -758,15 +758,15 @@ out_free:
 
 static void cap_release_behind(struct cap_reader *r)
 {
-	long ps = sysconf(_SC_PAGESIZE);
-	size_t page = ps > 0 ? (size_t)ps : 4096;
-	size_t upto;
-
 	size_t lag = r->release_lag ? r->release_lag : CAP_RELEASE_LAG;
+	size_t page, upto;
+	long ps;
 
 	if (!r->map || r->pos < r->released + lag + CAP_RELEASE_CHUNK) {
 		return;
 	}
+	ps = sysconf(_SC_PAGESIZE);
+	page = ps > 0 ? (size_t)ps : 4096;
 	upto = (r->pos - lag) & ~(page - 1);
 	(void)madvise((uint8_t *)r->map + r->released, upto - r->released, MADV_DONTNEED);
 	r->released = upto;

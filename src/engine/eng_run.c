@@ -3,9 +3,11 @@
  *
  * cores == 1: the calling thread reads and analyses every record itself.
  * cores == N > 1: the calling thread reads (cap_merge) and shards each record by the unordered
- * pair of its outermost IP addresses (cap_record_host_hash()) to one of N worker threads, so all
+ * pair of its outermost IP addresses (cap_record_host_hash()) to one of N shards, so all
  * packets between two hosts - every fragment, TCP segment and RTP packet of them - reach the
- * same worker in capture order. Records travel in batches of ENG_BATCH descriptors; the record
+ * same engine in capture order. Shard 0 is analysed by the calling thread itself between
+ * reads, shards 1..N-1 by N-1 worker threads: N threads in all, one per core, none of them
+ * only waiting. Records travel in batches of ENG_BATCH descriptors; the record
  * bytes are not copied (readers keep them valid until they are freed). Each worker owns one
  * struct eng; nothing is shared between workers, so they take no locks. When the input ends,
  * eng_result_build() merges the workers' outputs deterministically: the result is the same
@@ -123,7 +125,9 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	}
 	w = sn_xcalloc(n, sizeof(*w));
 	engines = sn_xcalloc(n, sizeof(*engines));
-	for (uint32_t i = 0; i < n; i++) {
+	w[0].eng = eng_new(&cfg->eng); /* shard 0: the calling thread */
+	engines[0] = w[0].eng;
+	for (uint32_t i = 1; i < n; i++) {
 		char name[32];
 
 		w[i].eng = eng_new(&cfg->eng);
@@ -139,28 +143,36 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 		w[i].thread = g_thread_new(name, worker_main, &w[i]);
 	}
 	while (cap_merge_next(m, &rec, on_error, user) == SN_OK) {
-		struct worker *wk = &w[cap_record_host_hash(&rec) % n];
-		struct batch *b = wk->cur;
+		uint32_t shard = cap_record_host_hash(&rec) % n;
+		struct worker *wk = &w[shard];
+		struct batch *b;
 
+		if (shard == 0) {
+			eng_packet(w[0].eng, &rec);
+			continue;
+		}
+		b = wk->cur;
 		b->recs[b->count++] = rec;
 		if (b->count == ENG_BATCH) {
 			g_async_queue_push(wk->full, b);
 			wk->cur = g_async_queue_pop(wk->empty);
 		}
 	}
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 1; i < n; i++) {
 		w[i].cur->last = true;
 		g_async_queue_push(w[i].full, w[i].cur);
 	}
+	eng_finish(w[0].eng);
 	timing("read", t0);
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 1; i < n; i++) {
 		g_thread_join(w[i].thread);
 	}
 	timing("analyse", t0);
 	t0 = now_s();
 	r = eng_result_build(engines, n);
 	timing("build", t0);
-	for (uint32_t i = 0; i < n; i++) {
+	eng_free(w[0].eng);
+	for (uint32_t i = 1; i < n; i++) {
 		eng_free(w[i].eng);
 		g_async_queue_unref(w[i].full);
 		g_async_queue_unref(w[i].empty);

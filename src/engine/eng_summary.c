@@ -182,7 +182,7 @@ static enum sn_status keep_cached(struct eng *e, struct sn_slice s, const char *
 {
 	enum sn_status st;
 
-	if (*slot && strlen(*slot) == s.len && (s.len == 0 || memcmp(*slot, s.ptr, s.len) == 0)) {
+	if (*slot && s.len && memcmp(*slot, s.ptr, s.len) == 0 && (*slot)[s.len] == '\0') {
 		*out = *slot;
 		return SN_OK;
 	}
