@@ -720,64 +720,28 @@ static enum sn_status list_alloc(struct sn_arena *arena, size_t n, size_t sz, vo
 	return sn_arena_alloc(arena, n * sz, out);
 }
 
-enum sn_status sip_msg_vias(const struct sip_msg *msg, struct sn_arena *arena, struct sip_via **out,
-			    size_t *count)
-{
-	size_t n = count_elems(msg, SIP_HDR_VIA);
-	struct sip_hdr_iter it;
-	struct sn_slice el;
-	void *mem;
-	enum sn_status st;
-	size_t i = 0;
+/* Parse one list element into the array slot at @p slot. */
+typedef enum sn_status sip_elem_parse_fn(struct sn_slice text, void *slot);
 
-	*out = NULL;
-	*count = 0;
-	st = list_alloc(arena, n, sizeof(**out), &mem);
-	if (st != SN_OK) {
-		return st;
-	}
-	sip_hdr_iter_init(&it, msg, SIP_HDR_VIA);
-	while (i < n && sip_hdr_iter_next(&it, &el)) {
-		if (sip_via_parse(el, (struct sip_via *)mem + i) != SN_OK) {
-			return SN_EPARSE;
-		}
-		i++;
-	}
-	*out = mem;
-	*count = n;
-	return SN_OK;
+static enum sn_status parse_via_elem(struct sn_slice text, void *slot)
+{
+	return sip_via_parse(text, slot);
 }
 
-enum sn_status sip_msg_contacts(const struct sip_msg *msg, struct sn_arena *arena,
-				struct sip_contact **out, size_t *count)
+static enum sn_status parse_contact_elem(struct sn_slice text, void *slot)
 {
-	size_t n = count_elems(msg, SIP_HDR_CONTACT);
-	struct sip_hdr_iter it;
-	struct sn_slice el;
-	void *mem;
-	enum sn_status st;
-	size_t i = 0;
-
-	*out = NULL;
-	*count = 0;
-	st = list_alloc(arena, n, sizeof(**out), &mem);
-	if (st != SN_OK) {
-		return st;
-	}
-	sip_hdr_iter_init(&it, msg, SIP_HDR_CONTACT);
-	while (i < n && sip_hdr_iter_next(&it, &el)) {
-		if (sip_contact_parse(el, (struct sip_contact *)mem + i) != SN_OK) {
-			return SN_EPARSE;
-		}
-		i++;
-	}
-	*out = mem;
-	*count = n;
-	return SN_OK;
+	return sip_contact_parse(text, slot);
 }
 
-enum sn_status sip_msg_name_addrs(const struct sip_msg *msg, enum sip_hdr_id id,
-				  struct sn_arena *arena, struct sip_name_addr **out, size_t *count)
+static enum sn_status parse_name_addr_elem(struct sn_slice text, void *slot)
+{
+	return sip_name_addr_parse(text, slot);
+}
+
+/* Every element of the list header @p id, parsed into an arena array of @p size-byte slots. */
+static enum sn_status parse_list(const struct sip_msg *msg, enum sip_hdr_id id,
+				 struct sn_arena *arena, size_t size, sip_elem_parse_fn *parse,
+				 void **out, size_t *count)
 {
 	size_t n = count_elems(msg, id);
 	struct sip_hdr_iter it;
@@ -788,13 +752,13 @@ enum sn_status sip_msg_name_addrs(const struct sip_msg *msg, enum sip_hdr_id id,
 
 	*out = NULL;
 	*count = 0;
-	st = list_alloc(arena, n, sizeof(**out), &mem);
+	st = list_alloc(arena, n, size, &mem);
 	if (st != SN_OK) {
 		return st;
 	}
 	sip_hdr_iter_init(&it, msg, id);
 	while (i < n && sip_hdr_iter_next(&it, &el)) {
-		if (sip_name_addr_parse(el, (struct sip_name_addr *)mem + i) != SN_OK) {
+		if (parse(el, (uint8_t *)mem + i * size) != SN_OK) {
 			return SN_EPARSE;
 		}
 		i++;
@@ -802,6 +766,27 @@ enum sn_status sip_msg_name_addrs(const struct sip_msg *msg, enum sip_hdr_id id,
 	*out = mem;
 	*count = n;
 	return SN_OK;
+}
+
+enum sn_status sip_msg_vias(const struct sip_msg *msg, struct sn_arena *arena, struct sip_via **out,
+			    size_t *count)
+{
+	return parse_list(msg, SIP_HDR_VIA, arena, sizeof(**out), parse_via_elem, (void **)out,
+			  count);
+}
+
+enum sn_status sip_msg_contacts(const struct sip_msg *msg, struct sn_arena *arena,
+				struct sip_contact **out, size_t *count)
+{
+	return parse_list(msg, SIP_HDR_CONTACT, arena, sizeof(**out), parse_contact_elem,
+			  (void **)out, count);
+}
+
+enum sn_status sip_msg_name_addrs(const struct sip_msg *msg, enum sip_hdr_id id,
+				  struct sn_arena *arena, struct sip_name_addr **out, size_t *count)
+{
+	return parse_list(msg, id, arena, sizeof(**out), parse_name_addr_elem, (void **)out,
+			  count);
 }
 
 enum sn_status sip_msg_from(const struct sip_msg *msg, struct sip_name_addr *out)
