@@ -89,6 +89,7 @@ struct cap_reader {
 	void *map;  /* owned mapping, or NULL */
 	size_t map_len;
 	size_t released; /* mapping bytes before this offset were given back (MADV_DONTNEED) */
+	size_t populated; /* mapping bytes before this offset were prefaulted (MADV_POPULATE_READ) */
 	size_t release_lag; /* keep this much behind the reading position mapped */
 	uint8_t *heap; /* owned heap copy, or NULL */
 	enum cap_format fmt;
@@ -756,6 +757,32 @@ out_free:
 #define CAP_RELEASE_LAG   (8u << 20) /* keep this much behind the reader mapped */
 #define CAP_RELEASE_CHUNK (2u << 20) /* give back in steps of this size */
 
+/*
+ * Prefault the next window of the mapping in one system call (MADV_POPULATE_READ, Linux 5.14)
+ * instead of one page fault per few pages as the reader walks it: measured, the faults were a
+ * third of a single-core run. Older kernels reject the advice; then the pages fault as usual.
+ */
+#define CAP_POPULATE_CHUNK (2u << 20)
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+static void cap_populate_ahead(struct cap_reader *r)
+{
+	size_t end;
+
+	if (!r->map || r->pos + CAP_POPULATE_CHUNK / 2 < r->populated ||
+	    r->populated >= r->map_len) {
+		return;
+	}
+	if (r->populated < r->pos) {
+		r->populated = r->pos & ~(size_t)4095;
+	}
+	end = SN_MIN(r->populated + CAP_POPULATE_CHUNK, r->map_len);
+	(void)madvise((uint8_t *)r->map + r->populated, end - r->populated, MADV_POPULATE_READ);
+	r->populated = end;
+}
+
 static void cap_release_behind(struct cap_reader *r)
 {
 	size_t lag = r->release_lag ? r->release_lag : CAP_RELEASE_LAG;
@@ -778,6 +805,7 @@ enum sn_status cap_reader_next(struct cap_reader *r, struct cap_record *rec)
 		return r->err_st;
 	}
 	cap_release_behind(r);
+	cap_populate_ahead(r);
 	if (r->fmt == CAP_FMT_PCAP) {
 		return cap_pcap_next(r, rec);
 	}
