@@ -32,6 +32,7 @@
 #include "sipnab/cap_decode.h"
 
 #define ENG_BATCH          512u /* records per batch */
+#define ENG_BUCKETS        64u  /* host-pair buckets shared out between the threads */
 #define ENG_BATCHES_PER_WK 8u   /* batches in flight per worker (keeps them well inside the
 				 * reader's mapping window, see cap_reader.c) */
 
@@ -118,6 +119,7 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	struct eng **engines;
 	struct cap_record rec;
 	struct eng_result *r;
+	uint32_t main_buckets;
 	double t0 = now_s();
 
 	if (n == 1) {
@@ -142,8 +144,15 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 		snprintf(name, sizeof(name), "sn-worker-%u", i);
 		w[i].thread = g_thread_new(name, worker_main, &w[i]);
 	}
+	/*
+	 * Host pairs go to 64 buckets. The reading thread also reads, so it takes fewer buckets
+	 * (3/4 of an equal share); the workers share the rest. Any assignment of host pairs to
+	 * engines gives the same result, so this balance is free to change.
+	 */
+	main_buckets = (ENG_BUCKETS * 3u) / (4u * n);
 	while (cap_merge_next(m, &rec, on_error, user) == SN_OK) {
-		uint32_t shard = cap_record_host_hash(&rec) % n;
+		uint32_t bucket = cap_record_host_hash(&rec) % ENG_BUCKETS;
+		uint32_t shard = bucket < main_buckets ? 0 : 1 + (bucket - main_buckets) % (n - 1);
 		struct worker *wk = &w[shard];
 		struct batch *b;
 
