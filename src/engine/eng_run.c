@@ -13,7 +13,7 @@
  * eng_result_build() merges the workers' outputs deterministically: the result is the same
  * for every N.
  *
- * Hand-off: per worker a GAsyncQueue of full batches and one of empty batches; a fixed number
+ * Hand-off: per worker an sn_queue of full batches and one of empty batches; a fixed number
  * of batches per worker bounds the memory in flight and makes the reader wait (offline input
  * is never dropped). Thread: eng_run() is called from one thread; it starts and joins the
  * workers itself.
@@ -30,6 +30,7 @@
 #include <glib.h>
 
 #include "sipnab/cap_decode.h"
+#include "sipnab/sn_queue.h"
 
 #define ENG_BATCH          512u /* records per batch */
 #define ENG_BUCKETS        64u  /* host-pair buckets shared out between the threads */
@@ -44,8 +45,8 @@ struct batch {
 
 struct worker {
 	struct eng *eng;       /* owned; touched only by the worker thread until joined */
-	GAsyncQueue *full;     /* reader -> worker */
-	GAsyncQueue *empty;    /* worker -> reader */
+	struct sn_queue full;  /* reader -> worker: batches to analyse */
+	struct sn_queue empty; /* worker -> reader: batches to refill */
 	GThread *thread;
 	struct batch *cur;     /* reader side: the batch being filled */
 	struct batch *pool;    /* the batches, owned */
@@ -72,7 +73,7 @@ static gpointer worker_main(gpointer arg)
 	struct worker *w = arg;
 
 	for (;;) {
-		struct batch *b = g_async_queue_pop(w->full);
+		struct batch *b = sn_queue_pop(&w->full);
 		bool last = b->last;
 
 		for (uint32_t i = 0; i < b->count; i++) {
@@ -80,7 +81,7 @@ static gpointer worker_main(gpointer arg)
 		}
 		b->count = 0;
 		b->last = false;
-		g_async_queue_push(w->empty, b);
+		sn_queue_push(&w->empty, b);
 		if (last) {
 			break;
 		}
@@ -134,11 +135,11 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 
 		w[i].eng = eng_new(&cfg->eng);
 		engines[i] = w[i].eng;
-		w[i].full = g_async_queue_new();
-		w[i].empty = g_async_queue_new();
+		sn_queue_init(&w[i].full, ENG_BATCHES_PER_WK);
+		sn_queue_init(&w[i].empty, ENG_BATCHES_PER_WK);
 		w[i].pool = sn_xcalloc(ENG_BATCHES_PER_WK, sizeof(*w[i].pool));
 		for (uint32_t j = 1; j < ENG_BATCHES_PER_WK; j++) {
-			g_async_queue_push(w[i].empty, &w[i].pool[j]);
+			sn_queue_push(&w[i].empty, &w[i].pool[j]);
 		}
 		w[i].cur = &w[i].pool[0];
 		snprintf(name, sizeof(name), "sn-worker-%u", i);
@@ -163,13 +164,13 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 		b = wk->cur;
 		b->recs[b->count++] = rec;
 		if (b->count == ENG_BATCH) {
-			g_async_queue_push(wk->full, b);
-			wk->cur = g_async_queue_pop(wk->empty);
+			sn_queue_push(&wk->full, b);
+			wk->cur = sn_queue_pop(&wk->empty);
 		}
 	}
 	for (uint32_t i = 1; i < n; i++) {
 		w[i].cur->last = true;
-		g_async_queue_push(w[i].full, w[i].cur);
+		sn_queue_push(&w[i].full, w[i].cur);
 	}
 	eng_finish(w[0].eng);
 	timing("read", t0);
@@ -183,8 +184,8 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	eng_free(w[0].eng);
 	for (uint32_t i = 1; i < n; i++) {
 		eng_free(w[i].eng);
-		g_async_queue_unref(w[i].full);
-		g_async_queue_unref(w[i].empty);
+		sn_queue_cleanup(&w[i].full);
+		sn_queue_cleanup(&w[i].empty);
 		free(w[i].pool);
 	}
 	free(engines);
