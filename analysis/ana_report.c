@@ -643,10 +643,21 @@ static void json_stream(struct jw *o, const struct eng_result *r, const struct e
 		jw_fixed(o, "reported_loss_pct", rs->loss_pct, 3, rs->reports > 0);
 		jw_fixed(o, "reported_jitter_ms", rs->jitter_ms, 3, rs->has_jitter);
 		jw_fixed(o, "rtt_ms", rs->rtt_ms, 3, rs->has_rtt);
+		/* additions: the sender's SDES CNAME and SR count, XR VoIP metrics (RFC 3611) */
+		jw_str_or_null(o, "cname", rs->cname);
+		jw_u64(o, "sender_reports", rs->sr_count);
+		jw_fixed(o, "xr_mos_lq", rs->xr.mos_lq / 10.0, 1, rs->has_xr && rs->xr.mos_lq != 127);
+		jw_fixed(o, "xr_mos_cq", rs->xr.mos_cq / 10.0, 1, rs->has_xr && rs->xr.mos_cq != 127);
+		jw_fixed(o, "xr_r_factor", rs->xr.r_factor, 0, rs->has_xr && rs->xr.r_factor != 127);
 	} else {
 		jw_null(o, "reported_loss_pct");
 		jw_null(o, "reported_jitter_ms");
 		jw_null(o, "rtt_ms");
+		jw_null(o, "cname");
+		jw_u64(o, "sender_reports", 0);
+		jw_null(o, "xr_mos_lq");
+		jw_null(o, "xr_mos_cq");
+		jw_null(o, "xr_r_factor");
 	}
 	jw_close(o);
 	/* additions */

@@ -340,41 +340,106 @@ static int link_cmp(const void *pa, const void *pb)
 	return a->stream < b->stream ? -1 : (a->stream > b->stream);
 }
 
-/* RTCP reports: attach to the stream whose SSRC they describe and whose receiver sent them. */
+static void rtcp_feed(struct eng_result *r, struct eng_stream *st, const struct rtcp_compound *c,
+		      int64_t ts_ns)
+{
+	if (!st->has_rtcp) {
+		if (sn_arena_alloc(&r->arena, sizeof(*st->rtcp), (void **)&st->rtcp) != SN_OK) {
+			return;
+		}
+		rtcp_summary_init(st->rtcp, st->ssrc);
+		st->has_rtcp = true;
+	}
+	rtcp_summary_update(st->rtcp, c, ts_ns, (int32_t)st->clock_rate);
+}
+
+static int ssrc_idx_cmp(const void *pa, const void *pb, void *user)
+{
+	const struct eng_stream *streams = user;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	if (streams[a].ssrc != streams[b].ssrc) {
+		return streams[a].ssrc < streams[b].ssrc ? -1 : 1;
+	}
+	return a < b ? -1 : (a > b);
+}
+
+/* First position in @p idx (sorted by SSRC) whose stream has SSRC >= @p ssrc. */
+static uint32_t ssrc_lower(const struct eng_result *r, const uint32_t *idx, uint32_t ssrc)
+{
+	uint32_t lo = 0, hi = r->stream_count;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (r->streams[idx[mid]].ssrc < ssrc) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo;
+}
+
+/* Feed @p c to every stream with @p ssrc flowing from @p from to @p to. */
+static void rtcp_to_streams(struct eng_result *r, const uint32_t *idx, uint32_t ssrc,
+			    const struct sn_addr *from, const struct sn_addr *to,
+			    const struct rtcp_compound *c, int64_t ts_ns)
+{
+	for (uint32_t k = ssrc_lower(r, idx, ssrc);
+	     k < r->stream_count && r->streams[idx[k]].ssrc == ssrc; k++) {
+		struct eng_stream *st = &r->streams[idx[k]];
+		if (sn_addr_cmp(&st->src, from) == 0 && sn_addr_cmp(&st->dst, to) == 0) {
+			rtcp_feed(r, st, c, ts_ns);
+			return;
+		}
+	}
+}
+
+/*
+ * RTCP (RFC 3550 §6.4): a report block describes the stream with its SSRC that flows towards
+ * the reporter (the receiver sent it); the sender's own SR and SDES describe the stream it sends,
+ * which flows the same way as its RTCP. Both kinds of a host pair are in one worker, in capture
+ * order, so the outcome does not depend on the number of workers. Streams are found by SSRC
+ * through a sorted index.
+ */
 static void attach_rtcp(struct eng_result *r, struct eng *const *engines, size_t count)
 {
+	uint32_t *idx = sn_xcalloc(r->stream_count + 1u, sizeof(*idx));
+
+	for (uint32_t i = 0; i < r->stream_count; i++) {
+		idx[i] = i;
+	}
+	qsort_r(idx, r->stream_count, sizeof(*idx), ssrc_idx_cmp, r->streams);
 	for (size_t w = 0; w < count; w++) {
 		const struct eng *e = engines[w];
 		for (uint32_t i = 0; i < e->rtcp_count; i++) {
 			const struct eng_rtcp_pkt *rp = &e->rtcp[i];
 			struct rtcp_compound c;
+			uint32_t done[RTCP_MAX_REPORTS];
+			uint32_t ndone = 0;
 
 			if (rtcp_parse(rp->data, rp->len, &c) != SN_OK) {
 				continue;
 			}
+			if (c.has_sr || c.cname_count || c.has_xr_voip) {
+				rtcp_to_streams(r, idx, c.sender_ssrc, &rp->src, &rp->dst, &c, rp->ts_ns);
+			}
 			for (uint32_t b = 0; b < c.report_count; b++) {
-				for (uint32_t s = 0; s < r->stream_count; s++) {
-					struct eng_stream *st = &r->streams[s];
-					if (st->ssrc != c.reports[b].ssrc ||
-					    sn_addr_cmp(&st->dst, &rp->src) != 0 ||
-					    sn_addr_cmp(&st->src, &rp->dst) != 0) {
-						continue;
-					}
-					if (!st->has_rtcp) {
-						if (sn_arena_alloc(&r->arena, sizeof(*st->rtcp),
-								   (void **)&st->rtcp) != SN_OK) {
-							break;
-						}
-						rtcp_summary_init(st->rtcp, st->ssrc);
-						st->has_rtcp = true;
-					}
-					rtcp_summary_update(st->rtcp, &c, rp->ts_ns,
-							    (int32_t)st->clock_rate);
-					break;
+				uint32_t ssrc = c.reports[b].ssrc;
+				bool seen = false;
+				/* a summary takes every block about its SSRC from one compound */
+				for (uint32_t d = 0; d < ndone; d++) {
+					seen = seen || done[d] == ssrc;
 				}
+				if (seen || ssrc == c.sender_ssrc) {
+					continue;
+				}
+				done[ndone++] = ssrc;
+				rtcp_to_streams(r, idx, ssrc, &rp->dst, &rp->src, &c, rp->ts_ns);
 			}
 		}
 	}
+	free(idx);
 }
 
 static void build_streams(struct eng_result *r, struct eng *const *engines, size_t count,
