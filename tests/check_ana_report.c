@@ -186,6 +186,12 @@ static void fixture_setup(void)
 	fx.rtcp3.loss_pct = 0.390625;
 	fx.rtcp3.has_jitter = true;
 	fx.rtcp3.jitter_ms = 0.875;
+	snprintf(fx.rtcp3.cname, sizeof(fx.rtcp3.cname), "bob@192.0.2.7");
+	fx.rtcp3.sr_count = 3;
+	fx.rtcp3.has_xr = true;
+	fx.rtcp3.xr.mos_lq = 41;     /* 4.1 */
+	fx.rtcp3.xr.mos_cq = 127;    /* unavailable */
+	fx.rtcp3.xr.r_factor = 88;
 
 	/* 3: REGISTER with one authentication round */
 	init_call(3, "reg@host", "REGISTER", 20000);
@@ -456,12 +462,19 @@ START_TEST(test_ana_report_json_stream_has_every_key)
 	expect_null(rtcp, "reported_loss_pct");
 	expect_null(rtcp, "reported_jitter_ms");
 	expect_null(rtcp, "rtt_ms");
+	expect_null(rtcp, "cname");
+	expect_null(rtcp, "xr_mos_lq");
 
 	s = cJSON_GetArrayItem(streams, 3);
 	rtcp = get(s, "rtcp");
 	expect_num(rtcp, "reported_loss_pct", 0.391);
 	expect_num(rtcp, "reported_jitter_ms", 0.875);
 	expect_null(rtcp, "rtt_ms");
+	expect_str(rtcp, "cname", "bob@192.0.2.7");
+	expect_num(rtcp, "sender_reports", 3);
+	expect_num(rtcp, "xr_mos_lq", 4.1);
+	expect_null(rtcp, "xr_mos_cq");
+	expect_num(rtcp, "xr_r_factor", 88);
 
 	s = cJSON_GetArrayItem(streams, 4);
 	expect_null(s, "call_id");

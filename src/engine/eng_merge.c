@@ -158,18 +158,33 @@ struct flow_ref {
 };
 
 /*
- * The announcement of the endpoint in force at time @p t: the latest one made at or before t;
- * failing that (media racing ahead of its SDP), the first one made within the grace period.
+ * The announcement of the endpoint in force at time @p t: the latest one made at or before t,
+ * unless its call had ended before t (endpoints are reused by later calls); failing that
+ * (media racing ahead of its SDP), the first one made within the grace period.
  */
-static const struct announce *ann_at(const struct announce *ann, size_t n,
-				     const struct sn_addr *addr, uint16_t port, int64_t t)
+/* Has the call that made announcement @p a ended (plus the grace) before time @p t? */
+static bool ann_stale(const struct eng_result *r, const struct announce *a, int64_t t)
+{
+	const struct eng_msg *m = &r->msgs[a->msg];
+	int64_t end;
+
+	if (m->call < 0) {
+		return false;
+	}
+	end = r->calls[m->call].end_ns;
+	return end >= 0 && end + ASSOC_GRACE_NS < t;
+}
+
+static const struct announce *ann_at(const struct eng_result *r, const struct announce *ann,
+				     size_t n, const struct sn_addr *addr, uint16_t port, int64_t t)
 {
 	size_t i = ann_lower(ann, n, addr, port);
 	const struct announce *best = NULL;
 
 	for (; i < n && ann[i].port == port && sn_addr_cmp(&ann[i].addr, addr) == 0; i++) {
 		if (ann[i].ts_ns <= t) {
-			best = &ann[i];
+			/* an endpoint announced by a call that is over no longer announces */
+			best = ann_stale(r, &ann[i], t) ? NULL : &ann[i];
 		} else {
 			if (!best && ann[i].ts_ns <= t + ASSOC_GRACE_NS) {
 				best = &ann[i];
@@ -475,9 +490,9 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 			s->ssrc = f->key.ssrc;
 			s->pt = (int16_t)f->first_pt;
 			s->call = -1;
-			a = ann_at(ann, nann, &s->dst, s->dport, f->first_ns);
+			a = ann_at(r, ann, nann, &s->dst, s->dport, f->first_ns);
 			if (!a) {
-				a = ann_at(ann, nann, &s->src, s->sport, f->first_ns);
+				a = ann_at(r, ann, nann, &s->src, s->sport, f->first_ns);
 			}
 			if (a) {
 				s->announced = true;
