@@ -409,9 +409,15 @@ START_TEST(test_cap_tcp_releases_idle_connections)
 
 	p = mk(0, 0, 1, CAP_TCP_ACK, "m\n\n", 0);
 	cap_tcp_segment(t, &p);
+	/* other traffic does not age connection 0 (another worker would not have seen it) */
 	p = mk(0, 1, 1, CAP_TCP_ACK, "m\n\n", 301 * NS);
 	cap_tcp_segment(t, &p);
+	ck_assert_int_eq(r->frees, 0);
+	/* its own next segment, 302 s later, finds it idle: released and started afresh */
+	p = mk(0, 0, 4, CAP_TCP_ACK, "n\n\n", 302 * NS);
+	cap_tcp_segment(t, &p);
 	ck_assert_int_eq(r->frees, 1);
+	ck_assert_uint_eq(cap_tcp_stats(t)->conns, 3);
 	ck_assert_uint_eq(cap_tcp_stats(t)->evicted, 0);
 }
 END_TEST

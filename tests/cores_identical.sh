@@ -6,7 +6,42 @@
 python3 "$SIPNAB_SRCDIR/bench/carrier.py" --calls 300 --call-ids 30 --stream-pairs 20 \
 	--loss 1 --jitter-ms 3 --reorder 1 --seed 5 --out "$TMPD/carrier.pcap" 2>/dev/null ||
 	fail "carrier.py"
-set -- "$SIPNAB_CORPUS"/pcap/*.pcap "$TMPD/carrier.pcap"
+# Timeouts must run on a flow's own packets: here a SIP datagram between hosts A and B is
+# fragmented, and between its two fragments (1 s apart) hosts C and D exchange a packet stamped
+# 60 s later (a clock jump, or a capture merged from two sources). Whether the datagram is
+# reassembled must not depend on C-D traffic, which another worker may handle.
+python3 - "$TMPD/clockjump.pcap" <<'PY'
+import struct, sys
+def ip4(src, dst, ident, flags_off, proto, payload):
+    h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), ident, flags_off, 64, proto,
+                    0, bytes(src), bytes(dst))
+    s = sum(struct.unpack("!10H", h))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return h[:10] + struct.pack("!H", ~s & 0xFFFF) + h[12:] + payload
+def eth(p):
+    return b"\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\x08\x00" + p
+sip = (b"OPTIONS sip:b@10.0.0.2 SIP/2.0\r\nVia: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK1\r\n"
+       b"From: <sip:a@10.0.0.1>;tag=1\r\nTo: <sip:b@10.0.0.2>\r\nCall-ID: jump@10.0.0.1\r\n"
+       b"CSeq: 1 OPTIONS\r\nMax-Forwards: 70\r\nContent-Length: 0\r\n\r\n")
+udp = struct.pack("!HHHH", 5060, 5060, 8 + len(sip), 0) + sip
+A, B, C, D = [10, 0, 0, 1], [10, 0, 0, 2], [10, 9, 9, 1], [10, 9, 9, 2]
+cut = 64
+recs = [(0, eth(ip4(A, B, 7, 0x2000, 17, udp[:cut]))),
+        (60, eth(ip4(C, D, 8, 0, 17, struct.pack("!HHHH", 4000, 4001, 12, 0) + b"ping"))),
+        (1, eth(ip4(A, B, 7, cut // 8, 17, udp[cut:])))]
+out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+for sec, frame in recs:
+    out.append(struct.pack("<IIII", 1767225600 + sec, 0, len(frame), len(frame)) + frame)
+open(sys.argv[1], "wb").write(b"".join(out))
+PY
+for n in 1 2 3; do
+	"$SIPNAB_BIN" -N -I "$TMPD/clockjump.pcap" --cores $n --report=json >"$TMPD/j.json"
+	expect_eq "clock jump --cores $n: fragmented SIP reassembled" \
+		"$(json_get "$TMPD/j.json" capture.sip_messages)" 1
+done
+
+set -- "$SIPNAB_CORPUS"/pcap/*.pcap "$TMPD/carrier.pcap" "$TMPD/clockjump.pcap"
 if [ -d "$PUBLIC" ]; then
 	set -- "$@" "$PUBLIC"/*.pcap
 fi

@@ -53,7 +53,8 @@ struct cap_packet {
 struct cap_decode_limits {
 	size_t frag_max_bytes;     /* memory for pending fragments (default 16 MiB) */
 	uint32_t frag_max_datagrams; /* pending datagrams (default 1024) */
-	int64_t frag_timeout_ns;   /* a datagram not completed in this time is dropped (30 s) */
+	int64_t frag_timeout_ns;   /* a fragment arriving this long after its datagram's first
+				    * starts it over, the old part counted as timed out (30 s) */
 	uint32_t max_tunnel_depth; /* nested tunnels followed (default 4) */
 };
 
@@ -89,6 +90,14 @@ enum sn_status cap_decoder_run(struct cap_decoder *d, const struct cap_record *r
 
 /** The decoder's counters. */
 const struct cap_decode_stats *cap_decoder_stats(const struct cap_decoder *d);
+
+/**
+ * End of input: drop the datagrams whose fragments never all arrived, counting them in
+ * frag_timeouts. (During the input a datagram times out when one of its own fragments arrives
+ * more than frag_timeout_ns after its first; the memory and count bounds evict the oldest.)
+ * @param d the decoder
+ */
+void cap_decoder_flush(struct cap_decoder *d);
 
 void cap_decoder_free(struct cap_decoder *d);
 

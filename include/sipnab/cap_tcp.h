@@ -9,8 +9,10 @@
  *
  * Bounds: a direction buffers at most max_dir_bytes; past it, or when a hole stays open for
  * hole_timeout_ns, the hole is skipped: the callback is told (gap=true) and the bytes before
- * it that were not consumed are discarded. Connections idle for idle_timeout_ns, closed by
- * FIN in both directions or RST, or evicted when max_conns is reached, are released.
+ * it that were not consumed are discarded. Connections closed by FIN in both directions or
+ * RST, evicted when max_conns is reached, or found idle for idle_timeout_ns by their own next
+ * segment (timeouts run on a connection's own packets, so the outcome does not depend on the
+ * other connections sharing the reassembler) are released.
  * Thread: one owner thread; no locks.
  */
 #ifndef SIPNAB_CAP_TCP_H

@@ -84,6 +84,11 @@ struct cap_decoder *cap_decoder_new(const struct cap_decode_limits *lim)
 	return d;
 }
 
+void cap_decoder_flush(struct cap_decoder *d)
+{
+	cap_defrag_flush(d->defrag, &d->st);
+}
+
 void cap_decoder_free(struct cap_decoder *d)
 {
 	if (!d) {
@@ -578,7 +583,6 @@ enum sn_status cap_decoder_run(struct cap_decoder *d, const struct cap_record *r
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->ts_ns = rec->ts_ns;
 	pkt->wire_len = rec->origlen;
-	cap_defrag_expire(d->defrag, rec->ts_ns, &d->st);
 	rc = decode_link(&c, rec);
 	switch (rc) {
 	case SN_OK:

@@ -55,8 +55,8 @@ enum sn_status cap_defrag_add(struct cap_defrag *f, const struct cap_defrag_key 
 			      const struct cap_defrag_frag *frag, struct cap_decode_stats *st,
 			      const uint8_t **out, uint32_t *out_len);
 
-/** Drop datagrams first seen more than the timeout before @p now_ns (counted in frag_timeouts). */
-void cap_defrag_expire(struct cap_defrag *f, int64_t now_ns, struct cap_decode_stats *st);
+/** Drop every pending datagram (end of input), counted in frag_timeouts. */
+void cap_defrag_flush(struct cap_defrag *f, struct cap_decode_stats *st);
 
 /** Datagrams pending. */
 uint32_t cap_defrag_pending_count(const struct cap_defrag *f);

@@ -128,9 +128,9 @@ static void defrag_drop(struct cap_defrag *f, struct defrag_entry *e, struct cap
 	st->frag_timeouts++;
 }
 
-void cap_defrag_expire(struct cap_defrag *f, int64_t now_ns, struct cap_decode_stats *st)
+void cap_defrag_flush(struct cap_defrag *f, struct cap_decode_stats *st)
 {
-	while (f->oldest && now_ns - f->oldest->first_ts_ns > f->timeout_ns) {
+	while (f->oldest) {
 		defrag_drop(f, f->oldest, st);
 	}
 }
@@ -332,6 +332,15 @@ enum sn_status cap_defrag_add(struct cap_defrag *f, const struct cap_defrag_key 
 	}
 	end = frag->offset + frag->data_len;
 	e = defrag_find(f, key);
+	/*
+	 * The timeout runs on the datagram's own fragments, not on other traffic: whether a
+	 * datagram completes must not depend on which other host pairs share this decoder (a
+	 * worker sees only its own), so --cores N reassembles exactly what --cores 1 does.
+	 */
+	if (e && frag->ts_ns - e->first_ts_ns > f->timeout_ns) {
+		defrag_drop(f, e, st);
+		e = NULL;
+	}
 	if (!e) {
 		e = defrag_create(f, key, frag->ts_ns, st);
 	}

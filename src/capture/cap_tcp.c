@@ -29,7 +29,7 @@
  *   (none) --SYN or payload--> OPEN      tcp_conn_get()
  *   OPEN   --FIN both ways-->  released  cap_tcp_segment() -> tcp_conn_release()
  *   OPEN   --RST-->            released  cap_tcp_segment() -> tcp_conn_release()
- *   OPEN   --idle/LRU/flush--> released  tcp_expire() / tcp_conn_get() / cap_tcp_flush()
+ *   OPEN   --idle/LRU/flush--> released  cap_tcp_segment() / tcp_conn_get() / cap_tcp_flush()
  * Every release first delivers the out-of-order bytes still held (holes skipped).
  *
  * Ownership: the reassembler owns the connections, their buffers and segments; the app_ptr of
@@ -439,14 +439,6 @@ static void tcp_conn_release(struct cap_tcp *t, struct tcp_conn *c, bool deliver
 	free(c);
 }
 
-/* Release the connections idle for longer than idle_timeout_ns at time @now_ns. */
-static void tcp_expire(struct cap_tcp *t, int64_t now_ns)
-{
-	while (t->lru_tail && now_ns - t->lru_tail->last_ns > t->lim.idle_timeout_ns) {
-		tcp_conn_release(t, t->lru_tail, true);
-	}
-}
-
 /* Skip the holes of @c open for longer than hole_timeout_ns; @pkt came from direction @dir. */
 static void tcp_check_holes(struct cap_tcp *t, struct tcp_conn *c, int dir,
 			    const struct cap_packet *pkt)
@@ -532,9 +524,18 @@ void cap_tcp_segment(struct cap_tcp *t, const struct cap_packet *pkt)
 	if (pkt->l4 != CAP_L4_TCP) {
 		return;
 	}
-	tcp_expire(t, pkt->ts_ns);
 	dir = tcp_key_make(pkt, &key);
 	c = tcp_conn_get(t, &key, false);
+	/*
+	 * Idle expiry runs on the connection's own segments, not on other traffic: what a
+	 * connection delivers, and when, must not depend on which other connections share this
+	 * reassembler (a worker sees only its host pairs). Connections that never send again are
+	 * released by the max_conns bound or by cap_tcp_flush().
+	 */
+	if (c && pkt->ts_ns - c->last_ns > t->lim.idle_timeout_ns) {
+		tcp_conn_release(t, c, true);
+		c = NULL;
+	}
 	if (c && syn && !(pkt->tcp_flags & CAP_TCP_ACK) && c->half[dir].seq_known &&
 	    seq + 1 != c->half[dir].next_seq) {
 		/* A new SYN with another ISN: the ports were reused for a new connection. */

@@ -470,6 +470,7 @@ void eng_finish(struct eng *e)
 	const struct cap_tcp_stats *ts;
 
 	cap_tcp_flush(e->tcp);
+	cap_decoder_flush(e->dec);
 	ds = cap_decoder_stats(e->dec);
 	ts = cap_tcp_stats(e->tcp);
 	e->st.ip_fragments = ds->fragments;
