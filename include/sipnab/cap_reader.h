@@ -77,6 +77,67 @@ void cap_reader_set_release_lag(struct cap_reader *r, size_t bytes);
 /** Close and free. NULL is allowed. */
 void cap_reader_free(struct cap_reader *r);
 
+/* --- reading one mapped file in byte ranges, from several threads --- */
+
+/*
+ * A cursor reads the records of one byte range of a reader's input with its own copy of the
+ * parsing state, so several threads can read one file at once (each range by one thread at a
+ * time). Only a mapped, uncompressed file can be read this way. The records of a range are
+ * those that start inside it; the first one is found by resynchronisation, which can be
+ * fooled (a capture stored inside a capture), so callers check that each range starts where
+ * the range before it ended and read it again from there when it does not: then the records
+ * read are exactly those of a sequential reader, in the same order.
+ */
+struct cap_cursor;
+
+/**
+ * Prepare range reading of @p r (before any cap_reader_next()).
+ * @param first receives the offset of the first packet record or block
+ * @param end receives the input length
+ * @return a cursor holding the state at @p first (after a pcapng's leading SHB and IDBs),
+ *         the template of every other cursor; NULL when the input cannot be read in ranges
+ *         (gzip, standard input, pcapng without a packet): read it sequentially.
+ */
+struct cap_cursor *cap_reader_split_begin(const struct cap_reader *r, size_t *first,
+					  size_t *end);
+/** A new cursor with the state (and position) of @p state. */
+struct cap_cursor *cap_cursor_new(const struct cap_cursor *state);
+/** Copy the parsing state and position of @p src into @p dst. */
+void cap_cursor_copy_state(struct cap_cursor *dst, const struct cap_cursor *src);
+/**
+ * Find the first offset in [from, limit) where plausible record (pcap) or block (pcapng)
+ * headers follow each other (resynchronisation).
+ * @return SN_OK with *at set; SN_ENOTFOUND when there is none.
+ */
+enum sn_status cap_cursor_resync(const struct cap_cursor *c, size_t from, size_t limit,
+				 size_t *at);
+/**
+ * Read from @p start (a record boundary), stopping before the first record that starts at or
+ * after @p stop.
+ * @param speculative true when the state before @p start is not known (a resynchronised
+ *        start): then cap_cursor_needs_prev() tells whether that mattered
+ */
+void cap_cursor_seek(struct cap_cursor *c, size_t start, size_t stop, bool speculative);
+/**
+ * Next record of the range; as cap_reader_next(): SN_OK, SN_ENOTFOUND (the range or the
+ * input ended; cap_cursor_pos() is then where the next range starts), SN_ETRUNC or SN_EPARSE
+ * (cap_cursor_error() tells the offset and reason).
+ */
+enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec);
+/** Offset of the next record or block the cursor would read. */
+size_t cap_cursor_pos(const struct cap_cursor *c);
+/** A speculative range read a pcapng SPB whose timestamp comes from the range before. */
+bool cap_cursor_needs_prev(const struct cap_cursor *c);
+/** The range contained a pcapng SHB or IDB: the state at its end differs from its start. */
+bool cap_cursor_changed(const struct cap_cursor *c);
+const struct sn_diag *cap_cursor_error(const struct cap_cursor *c);
+void cap_cursor_free(struct cap_cursor *c);
+/**
+ * Prefault (@p need) or give back (!@p need; whole pages only) a byte range of a mapped
+ * input. Giving back never invalidates a record: the pages are read again if touched.
+ */
+void cap_reader_advise(const struct cap_reader *r, size_t off, size_t len, bool need);
+
 /* --- timestamp-ordered merge of several readers --- */
 
 struct cap_merge;
@@ -107,6 +168,8 @@ enum sn_status cap_merge_next(struct cap_merge *m, struct cap_record *rec,
 /** Reader of input @p i, for its format and errors. */
 const struct cap_reader *cap_merge_reader(const struct cap_merge *m, size_t i);
 
+/** The only input when there is exactly one (for range reading), else NULL. */
+const struct cap_reader *cap_merge_single(const struct cap_merge *m);
 /** cap_reader_set_release_lag() on every input. */
 void cap_merge_set_release_lag(struct cap_merge *m, size_t bytes);
 

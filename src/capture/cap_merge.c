@@ -150,6 +150,11 @@ const struct cap_reader *cap_merge_reader(const struct cap_merge *m, size_t i)
 	return i < m->count ? m->readers[i] : NULL;
 }
 
+const struct cap_reader *cap_merge_single(const struct cap_merge *m)
+{
+	return m->count == 1 && !m->started ? m->readers[0] : NULL;
+}
+
 void cap_merge_set_release_lag(struct cap_merge *m, size_t bytes)
 {
 	for (size_t i = 0; i < m->count; i++) {

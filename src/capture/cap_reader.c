@@ -104,6 +104,7 @@ struct cap_reader {
 	uint32_t iface_count;
 	uint32_t iface_cap;
 	int64_t last_ts_ns;    /* for SPB, which has no timestamp */
+	bool state_changed;    /* pcapng: an SHB or IDB was read (cursors track this) */
 	enum sn_status err_st; /* SN_OK while readable */
 	struct sn_diag err;
 };
@@ -451,6 +452,7 @@ static enum sn_status cap_pcapng_idb(struct cap_reader *r, size_t off, const uin
 	}
 	ifc = &r->ifaces[r->iface_count++];
 	memset(ifc, 0, sizeof(*ifc));
+	r->state_changed = true;
 	ifc->linktype = cap_rd16(r, body);
 	ifc->snaplen = cap_rd32(r, body + 4);
 	cap_iface_set_tsresol(ifc, 6);
@@ -508,6 +510,7 @@ static enum sn_status cap_pcapng_shb(struct cap_reader *r, size_t off, uint32_t 
 		return cap_fail(r, SN_EPARSE, off);
 	}
 	r->iface_count = 0;
+	r->state_changed = true;
 	return SN_OK;
 }
 
@@ -846,4 +849,303 @@ void cap_reader_free(struct cap_reader *r)
 	free(r->heap);
 	free(r->ifaces);
 	free(r);
+}
+
+/* ---------------------------------------------------------------- range reading (cursors) */
+
+/*
+ * A cursor reads the records of one byte range of a mapped input, so that several threads can
+ * read one file at once. It is a private copy of the reader's parsing state (byte order,
+ * pcap header fields, the pcapng interface table and the last timestamp for SPBs) over the
+ * same bytes; it never maps, populates or releases anything (cap_reader_advise() does that).
+ *
+ * A range's first record is found by resynchronisation: the first offset at or after the
+ * range's start where CAP_SYNC_CHAIN plausible record (pcap) or block (pcapng) headers follow
+ * each other, or the chain reaches the end of the input. A plausible chain can still be a
+ * false one (a capture inside a capture); callers verify each range against the end of the
+ * range before it (cap_cursor_pos()) and read it again from there when they differ, so the
+ * records read are always the ones a single sequential reader reads.
+ */
+#define CAP_SYNC_CHAIN	   8u
+#define CAP_SYNC_MAX_INCL  (256u * 1024u)
+
+struct cap_cursor {
+	struct cap_reader rd; /* copy; map and heap are NULL, ifaces is owned */
+	size_t stop;          /* no record starting at or after this offset is returned */
+	bool ts_known;        /* rd.last_ts_ns is the real previous timestamp */
+	bool needs_prev;      /* an SPB came before any timestamp was known */
+	bool changed;         /* an SHB or IDB was read: the state differs from the start */
+};
+
+static void cap_cursor_take_state(struct cap_cursor *c, const struct cap_reader *from)
+{
+	struct cap_iface *own = c->rd.ifaces;
+	uint32_t own_cap = c->rd.iface_cap;
+
+	c->rd = *from;
+	c->rd.map = NULL;
+	c->rd.map_len = 0;
+	c->rd.heap = NULL;
+	if (own_cap < from->iface_count) {
+		own_cap = from->iface_count;
+		own = sn_xrealloc(own, own_cap * sizeof(*own));
+	}
+	if (from->iface_count) {
+		memcpy(own, from->ifaces, from->iface_count * sizeof(*own));
+	}
+	c->rd.ifaces = own;
+	c->rd.iface_cap = own_cap;
+	c->rd.state_changed = false;
+	c->rd.err_st = SN_OK;
+	memset(&c->rd.err, 0, sizeof(c->rd.err));
+}
+
+struct cap_cursor *cap_reader_split_begin(const struct cap_reader *r, size_t *first,
+					  size_t *end)
+{
+	struct cap_cursor *c;
+
+	if (!r->map || r->gzip || r->err_st != SN_OK) {
+		return NULL;
+	}
+	c = sn_xcalloc(1, sizeof(*c));
+	cap_cursor_take_state(c, r);
+	c->stop = r->len;
+	c->ts_known = true;
+	if (r->fmt == CAP_FMT_PCAPNG) {
+		/* read the leading blocks (SHB, IDBs, ...) up to the first packet block */
+		struct cap_record rec;
+		struct cap_cursor peek = {0};
+		enum sn_status st;
+
+		cap_cursor_take_state(&peek, &c->rd);
+		st = cap_pcapng_next(&peek.rd, &rec);
+		if (st == SN_OK) {
+			peek.rd.pos = rec.offset;
+			peek.rd.last_ts_ns = r->last_ts_ns;
+			peek.rd.state_changed = false;
+			free(c->rd.ifaces);
+			c->rd = peek.rd;
+		} else {
+			/* nothing to split: an empty or broken file is read the usual way */
+			free(peek.rd.ifaces);
+			free(c->rd.ifaces);
+			free(c);
+			return NULL;
+		}
+	}
+	*first = c->rd.pos;
+	*end = r->len;
+	return c;
+}
+
+struct cap_cursor *cap_cursor_new(const struct cap_cursor *state)
+{
+	struct cap_cursor *c = sn_xcalloc(1, sizeof(*c));
+
+	cap_cursor_copy_state(c, state);
+	return c;
+}
+
+void cap_cursor_copy_state(struct cap_cursor *dst, const struct cap_cursor *src)
+{
+	cap_cursor_take_state(dst, &src->rd);
+	dst->rd.pos = src->rd.pos;
+	dst->stop = src->stop;
+	dst->ts_known = src->ts_known;
+	dst->needs_prev = false;
+	dst->changed = false;
+}
+
+/* A pcap record header at @p off that could be real; *next = the offset after its record. */
+static bool cap_pcap_plausible(const struct cap_reader *r, size_t off, size_t *next)
+{
+	const uint8_t *h = r->buf + off;
+	uint32_t frac, incl, orig;
+	uint32_t max_incl = SN_MAX(r->snaplen, CAP_SYNC_MAX_INCL);
+
+	if (r->len - off < r->rec_hdr_len) {
+		return false;
+	}
+	frac = cap_rd32(r, h + 4);
+	incl = cap_rd32(r, h + 8);
+	orig = cap_rd32(r, h + 12);
+	if (frac >= (r->pcap_ns ? 1000000000u : 1000000u) || incl == 0 || incl > max_incl ||
+	    orig < incl || orig > CAP_MAX_RECORD_LEN ||
+	    r->len - off - r->rec_hdr_len < incl) {
+		return false;
+	}
+	*next = off + r->rec_hdr_len + incl;
+	return true;
+}
+
+/* A pcapng block at @p off that could be real (aligned, known type, both lengths agree). */
+static bool cap_pcapng_plausible(const struct cap_reader *r, size_t off, size_t *next)
+{
+	const uint8_t *h = r->buf + off;
+	uint32_t type, total;
+
+	if ((off & 3) != 0 || r->len - off < 12) {
+		return false;
+	}
+	type = cap_rd32(r, h);
+	total = cap_rd32(r, h + 4);
+	if (total < 12 || (total & 3) != 0 || total > CAP_MAX_BLOCK_LEN || r->len - off < total ||
+	    cap_rd32(r, h + total - 4) != total) {
+		return false;
+	}
+	switch (type) {
+	case CAP_PCAPNG_EPB:
+		if (total < 32 || cap_rd32(r, h + 8) >= r->iface_count ||
+		    cap_rd32(r, h + 20) > total - 32) {
+			return false;
+		}
+		break;
+	case CAP_PCAPNG_SPB:
+	case CAP_PCAPNG_IDB:
+	case CAP_PCAPNG_OPB:
+	case 4u:  /* NRB */
+	case 5u:  /* ISB */
+	case 10u: /* DSB */
+		break;
+	default:
+		return false;
+	}
+	*next = off + total;
+	return true;
+}
+
+enum sn_status cap_cursor_resync(const struct cap_cursor *c, size_t from, size_t limit,
+				 size_t *at)
+{
+	const struct cap_reader *r = &c->rd;
+
+	limit = SN_MIN(limit, r->len);
+	for (size_t off = from; off < limit; off++) {
+		size_t p = off;
+		uint32_t n = 0;
+
+		while (n < CAP_SYNC_CHAIN && p < r->len) {
+			size_t next;
+			bool ok = r->fmt == CAP_FMT_PCAP ? cap_pcap_plausible(r, p, &next)
+							 : cap_pcapng_plausible(r, p, &next);
+			if (!ok) {
+				break;
+			}
+			p = next;
+			n++;
+		}
+		if (n == CAP_SYNC_CHAIN || (n > 0 && p == r->len)) {
+			*at = off;
+			return SN_OK;
+		}
+	}
+	return SN_ENOTFOUND;
+}
+
+void cap_cursor_seek(struct cap_cursor *c, size_t start, size_t stop, bool speculative)
+{
+	c->rd.pos = SN_MIN(start, c->rd.len);
+	c->stop = stop;
+	c->rd.err_st = SN_OK;
+	c->needs_prev = false;
+	c->changed = false;
+	c->rd.state_changed = false;
+	if (speculative) {
+		c->ts_known = false;
+	}
+}
+
+enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec)
+{
+	struct cap_reader *r = &c->rd;
+	enum sn_status st;
+
+	if (r->err_st != SN_OK) {
+		return r->err_st;
+	}
+	if (r->pos >= c->stop && r->pos < r->len) {
+		return SN_ENOTFOUND;
+	}
+	if (r->fmt == CAP_FMT_PCAP) {
+		return cap_pcap_next(r, rec);
+	}
+	for (;;) {
+		st = cap_pcapng_next(r, rec);
+		if (r->state_changed) {
+			c->changed = true;
+		}
+		if (st != SN_OK) {
+			return st;
+		}
+		if (rec->offset >= c->stop) {
+			/* only non-packet blocks before the stop: the packet belongs to the next range */
+			r->pos = rec->offset;
+			return SN_ENOTFOUND;
+		}
+		if (cap_rd32(r, r->buf + rec->offset) == CAP_PCAPNG_SPB) {
+			if (!c->ts_known) {
+				c->needs_prev = true;
+			}
+		} else {
+			c->ts_known = true;
+		}
+		return SN_OK;
+	}
+}
+
+size_t cap_cursor_pos(const struct cap_cursor *c)
+{
+	return c->rd.pos;
+}
+
+bool cap_cursor_needs_prev(const struct cap_cursor *c)
+{
+	return c->needs_prev;
+}
+
+bool cap_cursor_changed(const struct cap_cursor *c)
+{
+	return c->changed;
+}
+
+const struct sn_diag *cap_cursor_error(const struct cap_cursor *c)
+{
+	return &c->rd.err;
+}
+
+void cap_cursor_free(struct cap_cursor *c)
+{
+	if (!c) {
+		return;
+	}
+	free(c->rd.ifaces);
+	free(c);
+}
+
+void cap_reader_advise(const struct cap_reader *r, size_t off, size_t len, bool need)
+{
+	size_t page = 4096;
+	long ps = sysconf(_SC_PAGESIZE);
+	size_t lo, hi;
+
+	if (!r->map || off >= r->map_len) {
+		return;
+	}
+	if (ps > 0) {
+		page = (size_t)ps;
+	}
+	len = SN_MIN(len, r->map_len - off);
+	if (need) {
+		lo = off & ~(page - 1);
+		hi = off + len;
+		(void)madvise((uint8_t *)r->map + lo, hi - lo, MADV_POPULATE_READ);
+	} else {
+		/* whole pages inside the range only: the pages at its edges may hold neighbours */
+		lo = (off + page - 1) & ~(page - 1);
+		hi = (off + len) & ~(page - 1);
+		if (hi > lo) {
+			(void)madvise((uint8_t *)r->map + lo, hi - lo, MADV_DONTNEED);
+		}
+	}
 }

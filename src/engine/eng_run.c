@@ -32,6 +32,8 @@
 #include "sipnab/cap_decode.h"
 #include "sipnab/sn_queue.h"
 
+#include "eng_split.h"
+
 #define ENG_BATCH          512u /* records per batch */
 #define ENG_BUCKETS        64u  /* host-pair buckets shared out between the threads */
 #define ENG_BATCHES_PER_WK 8u   /* batches in flight per worker (keeps them well inside the
@@ -125,6 +127,28 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 
 	if (n == 1) {
 		return run_single(m, &cfg->eng, on_error, user);
+	}
+	if (cap_merge_single(m) && !getenv("SIPNAB_NO_SPLIT")) {
+		/* one mapped file: every thread reads chunks of it (eng_split.c) */
+		engines = sn_xcalloc(n, sizeof(*engines));
+		for (uint32_t i = 0; i < n; i++) {
+			engines[i] = eng_new(&cfg->eng);
+		}
+		if (eng_split_run(cap_merge_single(m), engines, n, on_error, user)) {
+			timing("analyse", t0);
+			t0 = now_s();
+			r = eng_result_build(engines, n);
+			timing("build", t0);
+			for (uint32_t i = 0; i < n; i++) {
+				eng_free(engines[i]);
+			}
+			free(engines);
+			return r;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			eng_free(engines[i]);
+		}
+		free(engines);
 	}
 	w = sn_xcalloc(n, sizeof(*w));
 	engines = sn_xcalloc(n, sizeof(*engines));

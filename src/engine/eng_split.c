@@ -1,0 +1,390 @@
+/*
+ * eng_split.c - eng_run() over one mapped capture file on N threads that all read and all
+ * analyse (sharded reading).
+ *
+ * The file is cut into chunks of SPLIT_CHUNK bytes. Any thread may read ("scan") any chunk:
+ * it prefaults the chunk's pages, finds the chunk's first record by resynchronisation
+ * (cap_cursor_resync()), reads the records that start inside the chunk and sorts them by the
+ * host pair of their outermost IP addresses into one list per thread. Thread i then analyses
+ * list i of every chunk, chunk after chunk, with its own engine: every host pair reaches one
+ * engine in capture order, exactly as in the single-reader path, so the result is the same
+ * for every N.
+ *
+ * A resynchronised start can be wrong (a pcap stored inside a packet), and a pcapng chunk
+ * can depend on the blocks before it (an IDB, an SPB's timestamp). So chunks are verified in
+ * order before anyone analyses them: chunk c is right when it starts where chunk c-1 ended
+ * (cap_cursor_pos()) with the state chunk c-1 ended with; otherwise it is read again from
+ * there. The records analysed are therefore always those of one sequential reader. A chunk
+ * that ends in an error (truncated or corrupt record) ends the input there, as it would for a
+ * sequential reader.
+ *
+ * Hand-off: a chunk's lists are written by the thread that scanned it and published by the
+ * verified-chunk counter (release store); a thread analyses chunk c without a lock once it
+ * reads verified > c (acquire load), and counts the chunk done with an atomic decrement.
+ * The lock is taken a few times per 2 MiB chunk (claiming a chunk to scan, verifying,
+ * recycling the slots, sleeping when there is nothing to do), never per packet. At most
+ * nslots chunks are in flight; a chunk's pages are given back to the kernel
+ * (cap_reader_advise()) once every thread has analysed it, so resident memory stays bounded
+ * however large the file.
+ */
+#include "config.h"
+
+#include "eng_split.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "sipnab/cap_decode.h"
+
+#define SPLIT_CHUNK   (2u << 20) /* bytes of the file per chunk (SIPNAB_SPLIT_CHUNK: tests) */
+#define SPLIT_BUCKETS 64u        /* host-pair buckets, shared out between the threads */
+
+enum slot_state {
+	SLOT_FREE,     /* not in use */
+	SLOT_SCANNING, /* a thread is reading it */
+	SLOT_SCANNED,  /* read, not yet verified */
+	SLOT_RESCAN,   /* verification failed: to be read again from rescan_from */
+	SLOT_VERIFIED, /* analysable */
+};
+
+struct rec_list {
+	struct cap_record *v;
+	uint32_t n, cap;
+};
+
+struct slot {
+	uint64_t chunk;
+	enum slot_state state;
+	bool rescan;            /* this read starts at a verified boundary */
+	bool found;             /* a first record was found */
+	size_t start;           /* its offset */
+	size_t end;             /* where the next chunk starts (cursor position at the end) */
+	size_t rescan_from;
+	enum sn_status st;      /* SN_ENOTFOUND (clean end of the chunk), SN_ETRUNC, SN_EPARSE */
+	struct cap_cursor *cur; /* the read's cursor (its state at the end); owned */
+	struct rec_list *lists; /* one per thread; owned */
+	atomic_uint pending;    /* threads still to analyse it */
+};
+
+struct split {
+	const struct cap_reader *rd;
+	uint32_t n;
+	size_t first, end;
+	size_t chunk; /* bytes per chunk */
+	uint64_t chunks;
+	uint32_t nslots;
+	struct slot *slots; /* chunk c lives in slots[c % nslots] */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t next_scan;        /* next chunk to read for the first time */
+	atomic_uint_fast64_t verified; /* chunks [0, verified) are verified */
+	atomic_uint_fast64_t last;     /* chunks >= last are past the end of the input */
+	uint64_t released;         /* chunks [0, released) analysed by all, slots free */
+	size_t expect;             /* where the chunk after the last verified one starts */
+	bool dirty;                /* a verified chunk changed the pcapng state */
+	struct cap_cursor *tmpl;   /* state at the first record; owned */
+	struct cap_cursor *state;  /* state at expect; owned */
+	uint64_t rescans;          /* chunks read again (SIPNAB_TIMING prints it) */
+	enum sn_status err_st;     /* SN_OK, or how the input ended early */
+	struct sn_diag err;
+	struct eng **engines;
+};
+
+struct split_thread {
+	struct split *sp;
+	uint32_t id;
+	uint64_t next; /* next chunk this thread analyses */
+	GThread *thread;
+};
+
+static struct slot *slot_of(struct split *sp, uint64_t chunk)
+{
+	return &sp->slots[chunk % sp->nslots];
+}
+
+static void list_push(struct rec_list *l, const struct cap_record *rec)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 1024;
+		l->v = sn_xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = *rec;
+}
+
+/* Read chunk s->chunk into its lists (no lock held; the slot is this thread's). */
+static void scan(struct split *sp, struct slot *s)
+{
+	size_t lo = sp->first + s->chunk * sp->chunk;
+	size_t hi = s->chunk + 1 == sp->chunks ? sp->end : lo + sp->chunk;
+	struct cap_record rec;
+	enum sn_status st;
+
+	for (uint32_t i = 0; i < sp->n; i++) {
+		s->lists[i].n = 0;
+	}
+	cap_reader_advise(sp->rd, lo, hi - lo, true);
+	if (s->rescan) {
+		/* s->cur holds the verified state at rescan_from (set when it was marked) */
+		s->found = true;
+		s->start = s->rescan_from;
+		cap_cursor_seek(s->cur, s->start, hi, false);
+	} else if (s->chunk == 0) {
+		cap_cursor_copy_state(s->cur, sp->tmpl);
+		s->found = true;
+		s->start = sp->first;
+		cap_cursor_seek(s->cur, s->start, hi, false);
+	} else {
+		cap_cursor_copy_state(s->cur, sp->tmpl);
+		s->found = cap_cursor_resync(s->cur, lo, hi, &s->start) == SN_OK;
+		if (!s->found) {
+			s->end = hi;
+			s->st = SN_ENOTFOUND;
+			return;
+		}
+		cap_cursor_seek(s->cur, s->start, hi, true);
+	}
+	while ((st = cap_cursor_next(s->cur, &rec)) == SN_OK) {
+		uint32_t bucket = cap_record_host_hash(&rec) % SPLIT_BUCKETS;
+
+		list_push(&s->lists[bucket % sp->n], &rec);
+	}
+	s->end = cap_cursor_pos(s->cur);
+	s->st = st;
+}
+
+/* Verify the scanned chunks in order (lock held). */
+static void verify(struct split *sp)
+{
+	for (;;) {
+		uint64_t c = atomic_load_explicit(&sp->verified, memory_order_relaxed);
+		struct slot *s;
+
+		if (c >= atomic_load_explicit(&sp->last, memory_order_relaxed) || c >= sp->next_scan) {
+			return;
+		}
+		s = slot_of(sp, c);
+		if (s->state != SLOT_SCANNED) {
+			return;
+		}
+		if (!s->rescan && c > 0 &&
+		    (!s->found || s->start != sp->expect || sp->dirty ||
+		     cap_cursor_needs_prev(s->cur))) {
+			/* read it again from where the chunk before ended, with its state */
+			s->state = SLOT_RESCAN;
+			s->rescan = true;
+			sp->rescans++;
+			s->rescan_from = sp->expect;
+			cap_cursor_copy_state(s->cur, sp->state);
+			return;
+		}
+		if (s->st != SN_ENOTFOUND) {
+			sp->err_st = s->st;
+			sp->err = *cap_cursor_error(s->cur);
+			atomic_store_explicit(&sp->last, c + 1, memory_order_relaxed);
+		}
+		sp->expect = s->end;
+		if (s->found && cap_cursor_changed(s->cur)) {
+			sp->dirty = true;
+		}
+		if (s->found) {
+			cap_cursor_copy_state(sp->state, s->cur);
+		}
+		s->state = SLOT_VERIFIED;
+		atomic_store_explicit(&sp->verified, c + 1, memory_order_release);
+	}
+}
+
+/* Give back the chunks every thread has analysed, in order (lock held). */
+static void recycle(struct split *sp, size_t *lo, size_t *hi)
+{
+	uint64_t verified = atomic_load_explicit(&sp->verified, memory_order_relaxed);
+
+	*lo = *hi = 0;
+	while (sp->released < verified) {
+		struct slot *s = slot_of(sp, sp->released);
+		size_t a = sp->first + sp->released * sp->chunk;
+
+		if (atomic_load_explicit(&s->pending, memory_order_acquire) != 0) {
+			break;
+		}
+		if (*hi == 0) {
+			*lo = a;
+		}
+		*hi = SN_MIN(a + sp->chunk, sp->end);
+		s->state = SLOT_FREE;
+		sp->released++;
+	}
+}
+
+/* Claim a chunk to read (lock held); NULL when there is none. */
+static struct slot *claim(struct split *sp)
+{
+	uint64_t v = atomic_load_explicit(&sp->verified, memory_order_relaxed);
+	uint64_t last = atomic_load_explicit(&sp->last, memory_order_relaxed);
+	struct slot *s;
+
+	if (v < last && v < sp->next_scan) {
+		s = slot_of(sp, v);
+		if (s->state == SLOT_RESCAN) {
+			s->state = SLOT_SCANNING;
+			return s;
+		}
+	}
+	if (sp->next_scan >= last || sp->next_scan >= sp->released + sp->nslots) {
+		return NULL;
+	}
+	s = slot_of(sp, sp->next_scan);
+	s->chunk = sp->next_scan++;
+	s->state = SLOT_SCANNING;
+	s->rescan = false;
+	atomic_store_explicit(&s->pending, sp->n, memory_order_relaxed);
+	return s;
+}
+
+static void analyse(struct split_thread *t, uint64_t c)
+{
+	struct split *sp = t->sp;
+	struct slot *s = slot_of(sp, c);
+	struct rec_list *l = &s->lists[t->id];
+	struct eng *e = sp->engines[t->id];
+
+	for (uint32_t i = 0; i < l->n; i++) {
+		eng_packet(e, &l->v[i]);
+	}
+}
+
+static gpointer split_main(gpointer arg)
+{
+	struct split_thread *t = arg;
+	struct split *sp = t->sp;
+
+	for (;;) {
+		uint64_t v = atomic_load_explicit(&sp->verified, memory_order_acquire);
+		uint64_t last = atomic_load_explicit(&sp->last, memory_order_relaxed);
+		struct slot *s;
+		size_t lo, hi;
+
+		if (t->next < v && t->next < last) {
+			/* lock-free path: the chunk is verified and nobody writes it any more */
+			s = slot_of(sp, t->next);
+			analyse(t, t->next);
+			t->next++;
+			if (atomic_fetch_sub_explicit(&s->pending, 1, memory_order_acq_rel) == 1) {
+				pthread_mutex_lock(&sp->lock);
+				recycle(sp, &lo, &hi);
+				pthread_cond_broadcast(&sp->cond);
+				pthread_mutex_unlock(&sp->lock);
+				if (hi > lo) {
+					cap_reader_advise(sp->rd, lo, hi - lo, false);
+				}
+			}
+			continue;
+		}
+		pthread_mutex_lock(&sp->lock);
+		v = atomic_load_explicit(&sp->verified, memory_order_relaxed);
+		last = atomic_load_explicit(&sp->last, memory_order_relaxed);
+		if (t->next >= last) {
+			pthread_mutex_unlock(&sp->lock);
+			break;
+		}
+		if (t->next < v) {
+			pthread_mutex_unlock(&sp->lock);
+			continue;
+		}
+		s = claim(sp);
+		if (s) {
+			pthread_mutex_unlock(&sp->lock);
+			scan(sp, s);
+			pthread_mutex_lock(&sp->lock);
+			s->state = SLOT_SCANNED;
+			verify(sp);
+			pthread_cond_broadcast(&sp->cond);
+			pthread_mutex_unlock(&sp->lock);
+			continue;
+		}
+		pthread_cond_wait(&sp->cond, &sp->lock);
+		pthread_mutex_unlock(&sp->lock);
+	}
+	eng_finish(sp->engines[t->id]);
+	return NULL;
+}
+
+bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n,
+		   cap_merge_error_fn *on_error, void *user)
+{
+	struct split sp = {0};
+	struct split_thread *t;
+
+	sp.tmpl = cap_reader_split_begin(rd, &sp.first, &sp.end);
+	if (!sp.tmpl) {
+		return false;
+	}
+	sp.rd = rd;
+	sp.n = n;
+	sp.engines = engines;
+	sp.chunk = SPLIT_CHUNK;
+	if (getenv("SIPNAB_SPLIT_CHUNK")) {
+		/* small chunks put many chunk boundaries into a small test capture */
+		long v = strtol(getenv("SIPNAB_SPLIT_CHUNK"), NULL, 10);
+
+		if (v >= 64) {
+			sp.chunk = (size_t)v;
+		}
+	}
+	sp.chunks = sp.end > sp.first ? (sp.end - sp.first + sp.chunk - 1) / sp.chunk : 1;
+	sp.nslots = 2 * n + 2;
+	sp.slots = sn_xcalloc(sp.nslots, sizeof(*sp.slots));
+	for (uint32_t i = 0; i < sp.nslots; i++) {
+		sp.slots[i].cur = cap_cursor_new(sp.tmpl);
+		sp.slots[i].lists = sn_xcalloc(n, sizeof(*sp.slots[i].lists));
+	}
+	sp.state = cap_cursor_new(sp.tmpl);
+	sp.expect = sp.first;
+	atomic_init(&sp.verified, 0);
+	atomic_init(&sp.last, sp.chunks);
+	pthread_mutex_init(&sp.lock, NULL);
+	pthread_cond_init(&sp.cond, NULL);
+
+	t = sn_xcalloc(n, sizeof(*t));
+	for (uint32_t i = 0; i < n; i++) {
+		t[i].sp = &sp;
+		t[i].id = i;
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "sn-worker-%u", i);
+		t[i].thread = g_thread_new(name, split_main, &t[i]);
+	}
+	split_main(&t[0]);
+	for (uint32_t i = 1; i < n; i++) {
+		g_thread_join(t[i].thread);
+	}
+	if (getenv("SIPNAB_TIMING")) {
+		fprintf(stderr, "sipnab: timing: %llu chunks of %zu bytes, %llu read again\n",
+			(unsigned long long)sp.chunks, sp.chunk, (unsigned long long)sp.rescans);
+	}
+	if (sp.err_st != SN_OK && on_error) {
+		on_error(user, 0, sp.err_st, &sp.err);
+	}
+
+	free(t);
+	pthread_cond_destroy(&sp.cond);
+	pthread_mutex_destroy(&sp.lock);
+	for (uint32_t i = 0; i < sp.nslots; i++) {
+		for (uint32_t j = 0; j < n; j++) {
+			free(sp.slots[i].lists[j].v);
+		}
+		free(sp.slots[i].lists);
+		cap_cursor_free(sp.slots[i].cur);
+	}
+	free(sp.slots);
+	cap_cursor_free(sp.state);
+	cap_cursor_free(sp.tmpl);
+	return true;
+}
