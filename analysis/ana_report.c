@@ -246,9 +246,12 @@ static void json_capture(cJSON *root, const struct ana_report_input *in)
 	add_u64(cap, "tcp_out_of_order", s->tcp_out_of_order);
 	add_u64(cap, "tcp_gaps", s->tcp_gaps);
 	{
-		/* what a bound kept out of the analysis (-l, --max-streams, budgets) */
+		/* what a bound kept out of the analysis (-l, --max-streams, budgets); calls
+		 * evicted by -R count in calls and sip_messages too, and calls_rotated says how
+		 * many of the calls were evictions (REPORT.md: keys may be added) */
 		cJSON *d = cJSON_AddObjectToObject(cap, "dropped");
 		add_u64(d, "calls", s->calls_dropped);
+		add_u64(d, "calls_rotated", s->calls_rotated);
 		add_u64(d, "sip_messages", s->msgs_dropped);
 		add_u64(d, "streams", s->streams_dropped);
 		add_u64(d, "rtp_packets", s->rtp_dropped);
@@ -1041,6 +1044,12 @@ static void text_capture(FILE *out, const struct ana_report_input *in)
 			" RTP streams, %" PRIu64 " RTP packets (limits reached)\n",
 			"dropped", s->calls_dropped, s->msgs_dropped, s->streams_dropped,
 			s->rtp_dropped);
+	}
+	if (s->calls_rotated) {
+		fprintf(out,
+			"  %-20s %" PRIu64 " of the dropped calls were the oldest, evicted for "
+			"newer ones (-R)\n",
+			"rotated", s->calls_rotated);
 	}
 }
 

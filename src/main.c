@@ -77,6 +77,9 @@ static void usage(FILE *out)
 		"      --no-rtp-heuristic  keep only RTP streams that an SDP announced\n"
 		"      --max-streams N     candidate RTP streams tracked per worker (1000000)\n"
 		"  -l, --limit N           Call-IDs kept per worker (200000); later ones are counted\n"
+		"                          as dropped\n"
+		"  -R, --rotate            at the limit, evict the worker's oldest Call-ID\n"
+		"                          (counted as dropped) to keep the new one\n"
 		"      --max-call-messages N  messages kept per Call-ID (10000)\n"
 		"  -h, --help              show this help\n"
 		"  -V, --version           show the version\n"
@@ -136,6 +139,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"one-way", no_argument, NULL, OPT_ONE_WAY},
 		{"call-report", required_argument, NULL, OPT_CALL_REPORT},
 		{"limit", required_argument, NULL, 'l'},
+		{"rotate", no_argument, NULL, 'R'},
 		{"max-call-messages", required_argument, NULL, OPT_CALL_MSGS},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -149,7 +153,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->format = ANA_REPORT_TEXT;
 	ana_filter_init(&o->filter);
 	o->inputs = sn_xcalloc((size_t)argc + 1, sizeof(*o->inputs));
-	while ((c = getopt_long(argc, argv, "I:Nchl:V", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "I:Nchl:RV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'I':
 			o->inputs[o->input_count++] = optarg;
@@ -188,6 +192,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 					&o->run.eng.max_calls) != 0) {
 				return EXIT_USAGE;
 			}
+			break;
+		case 'R':
+			o->run.eng.rotate = true;
 			break;
 		case OPT_CALL_MSGS:
 			if (parse_count(optarg, "--max-call-messages", 1, UINT32_MAX - 1,

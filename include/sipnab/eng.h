@@ -43,7 +43,9 @@ struct eng_stats {
 	uint64_t streams_dropped;    /* candidate streams not tracked: max_streams reached */
 	uint64_t rtp_dropped;        /* RTP packets not kept: stream budget or max_streams */
 	uint64_t msgs_dropped;       /* SIP messages not kept: a call or memory bound */
-	uint64_t calls_dropped;      /* Call-IDs not kept: max_calls reached */
+	uint64_t calls_dropped;      /* Call-IDs not kept: max_calls reached (rotate: evicted) */
+	uint64_t calls_rotated;      /* kept Call-IDs evicted for a newer one (rotate); also in
+				      * calls_dropped, and their kept messages in msgs_dropped */
 	uint64_t responses_by_code[700];    /* index = status code (100..699) */
 	uint32_t method_count;              /* entries used in methods */
 	struct eng_method_count methods[ENG_MAX_METHOD_NAMES];
@@ -57,6 +59,8 @@ struct eng_config {
 	uint32_t stream_max_packets; /* packets kept per stream; 0 = default (16,777,216) */
 	size_t keep_bytes;           /* budget for message summaries and bytes; 0 = 4 GiB */
 	uint32_t max_calls;          /* Call-IDs kept per worker (-l); 0 = default (200,000) */
+	bool rotate;                 /* -R: at max_calls, evict the worker's oldest Call-ID for the
+				      * new one instead of dropping the new one */
 	uint32_t call_max_msgs;      /* messages kept per Call-ID; 0 = default (10,000) */
 };
 

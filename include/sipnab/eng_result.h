@@ -85,6 +85,9 @@ struct eng_msg {
 	const char *top_via;        /* only when the branch lacks the RFC 3261 cookie */
 	const char *user_agent;     /* requests without To tag only */
 	uint8_t media_count;
+	uint32_t life;              /* engine-private: which kept life of its Call-ID in its worker
+				     * (eng_config.rotate evicts lives oldest first); sits in what
+				     * was padding, so the struct does not grow */
 	struct eng_sdp_media *media; /* media_count entries, NULL without SDP */
 	const uint8_t *raw;          /* message bytes: in the input's own buffer when the message
 				      * lay in one record (valid while the readers live), else a

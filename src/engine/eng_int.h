@@ -90,8 +90,16 @@ struct eng {
 	int64_t cur_ts;
 	const uint8_t *cur_data;      /* the record's bytes (valid while its reader lives) */
 	uint32_t cur_len;
-	GHashTable *calls;            /* Call-ID -> messages kept (keys in keep) */
+	GHashTable *calls;            /* Call-ID -> struct call_cache (keys in keep) */
 	uint32_t calls_dropped_kept;  /* dropped Call-IDs remembered in calls */
+	/* kept Call-IDs in the order they were first seen (a FIFO through call_cache.next), for
+	 * eng_config.rotate; each kept Call-ID is a "life" numbered from 0, and evicting the
+	 * oldest first makes the evicted lives exactly those numbered below lives_evicted */
+	struct call_cache *oldest, *youngest;
+	struct call_cache *cc_free;   /* evicted entries for reuse */
+	uint32_t lives;               /* lives started */
+	uint32_t lives_evicted;       /* lives evicted (the oldest ones) */
+	uint32_t msgs_evicted;        /* messages in msgs that belong to evicted lives */
 	/* outputs */
 	struct eng_msg *msgs;         /* owned array */
 	uint32_t msg_count, msg_cap;
@@ -110,6 +118,8 @@ struct sip_msg;
 void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packet *pkt,
 		    const struct sip_msg *msg, const uint8_t *raw);
 void eng_msgs_free(struct eng *e);
+/* Remove the messages of evicted Call-IDs (eng_config.rotate) from e->msgs, keeping the order. */
+void eng_msgs_compact(struct eng *e);
 
 /* eng_call.c: group the sorted messages into calls; sets msg->call and msg->retransmission. */
 void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads);

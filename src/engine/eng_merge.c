@@ -2,7 +2,8 @@
  * eng_merge.c - build the struct eng_result from finished workers, deterministically.
  *
  * Steps (eng_result_build()):
- *   1. sum the workers' counters; move their kept message data (the keep arenas) into the result;
+ *   1. sum the workers' counters; drop the messages of calls evicted by rotation; move their
+ *      kept message data (the keep arenas) into the result;
  *   2. sort every SIP message by (time, input file, record offset, message number in record);
  *   3. reconstruct calls from the sorted messages (eng_call.c);
  *   4. turn candidate RTP flows into streams: tie each to the SDP endpoints that announced it
@@ -566,6 +567,8 @@ struct eng_result *eng_result_build(struct eng *const *engines, size_t count)
 	sn_arena_init(&r->arena, 0);
 	r->arena.block_size = 64 * 1024;
 	for (size_t i = 0; i < count; i++) {
+		/* evicted calls (rotate) leave nothing in the result */
+		eng_msgs_compact(engines[i]);
 		eng_stats_merge(&r->stats, eng_stats(engines[i]));
 		total += engines[i]->msg_count;
 	}

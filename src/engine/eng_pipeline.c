@@ -125,6 +125,7 @@ void eng_stats_merge(struct eng_stats *dst, const struct eng_stats *src)
 	dst->rtp_dropped += src->rtp_dropped;
 	dst->msgs_dropped += src->msgs_dropped;
 	dst->calls_dropped += src->calls_dropped;
+	dst->calls_rotated += src->calls_rotated;
 	for (size_t i = 0; i < SN_ARRAY_SIZE(dst->responses_by_code); i++) {
 		dst->responses_by_code[i] += src->responses_by_code[i];
 	}

@@ -113,10 +113,18 @@ static enum sn_status keep_sdp(struct eng *e, const struct sip_msg *msg, struct 
  * max_calls Call-IDs are already kept is not kept (calls_dropped, and its messages count in
  * msgs_dropped); a Call-ID that already has call_max_msgs messages keeps no more
  * (msgs_dropped). Returns false when the message is not to be kept.
+ *
+ * With eng_config.rotate (-R, sngrep's "rotate calls when capture limit have been reached")
+ * the new Call-ID is kept instead and the worker's oldest kept Call-ID (the one it saw first)
+ * is evicted: it counts in calls_dropped and calls_rotated, the messages it had kept in
+ * msgs_dropped, and eng_msgs_compact() takes them out of e->msgs. A later message of an
+ * evicted Call-ID starts it again as a new call, which evicts the then-oldest, as in sngrep.
+ * Which calls survive depends on the order each worker saw them in, so on --cores, as with -l.
  */
 #define CALL_LIMIT_DEFAULT 200000u
 #define CALL_MSGS_DEFAULT  10000u
 #define CALL_COUNT_DROPPED UINT32_MAX /* value of a Call-ID that is being dropped */
+#define COMPACT_MIN_MSGS   1024u      /* evicted messages below this are not worth a pass */
 
 /*
  * Per Call-ID state of a worker (the value of eng.calls): how many messages were kept, and the
@@ -125,8 +133,87 @@ static enum sn_status keep_sdp(struct eng *e, const struct sip_msg *msg, struct 
  */
 struct call_cache {
 	uint32_t count;   /* messages kept; CALL_COUNT_DROPPED when the Call-ID is dropped */
+	uint32_t life;    /* number of this kept life in the worker (eng.lives) */
+	struct call_cache *next; /* the next younger kept Call-ID; or the next in eng.cc_free */
+	const char *key;  /* the hash key: the Call-ID, cut to 255 bytes */
 	const char *call_id, *from_uri, *to_uri, *from_tag, *to_tag, *ruri, *sent_by, *reason;
 };
+
+/*
+ * Does message life number @p life belong to an evicted Call-ID? Lives are evicted in the
+ * order they started, so the live ones are [lives_evicted, lives); comparing modulo 2^32
+ * keeps that true when the numbers wrap.
+ */
+static bool life_is_evicted(const struct eng *e, uint32_t life)
+{
+	return (uint32_t)(life - e->lives_evicted) >= (uint32_t)(e->lives - e->lives_evicted);
+}
+
+void eng_msgs_compact(struct eng *e)
+{
+	uint32_t n = 0;
+
+	if (!e->msgs_evicted) {
+		return;
+	}
+	for (uint32_t i = 0; i < e->msg_count; i++) {
+		if (life_is_evicted(e, e->msgs[i].life)) {
+			continue;
+		}
+		if (n != i) {
+			e->msgs[n] = e->msgs[i];
+		}
+		n++;
+	}
+	e->msg_count = n;
+	e->msgs_evicted = 0;
+	/* give memory back when the array is mostly empty (rotation bounds memory over a long
+	 * capture); keep room to grow so that this does not repeat at every eviction */
+	if (e->msg_cap > 1024 && n < e->msg_cap / 4) {
+		e->msg_cap = SN_MAX(1024u, n * 2);
+		e->msgs = sn_xrealloc(e->msgs, e->msg_cap * sizeof(*e->msgs));
+	}
+}
+
+/*
+ * Evict the oldest kept Call-ID (rotate). O(1): its messages are recognised later by their
+ * life number; the array is compacted once they are at least half of it, so each message is
+ * moved a bounded number of times on average. The entry goes to cc_free for the next new
+ * Call-ID; its strings stay in the keep arena, which frees nothing one by one.
+ */
+static void evict_oldest(struct eng *e)
+{
+	struct call_cache *cc = e->oldest;
+
+	e->oldest = cc->next;
+	if (!e->oldest) {
+		e->youngest = NULL;
+	}
+	g_hash_table_remove(e->calls, cc->key);
+	e->lives_evicted++;
+	e->st.calls_dropped++;
+	e->st.calls_rotated++;
+	e->st.msgs_dropped += cc->count;
+	e->msgs_evicted += cc->count;
+	cc->next = e->cc_free;
+	e->cc_free = cc;
+	if (e->msgs_evicted >= COMPACT_MIN_MSGS && e->msgs_evicted >= e->msg_count / 2) {
+		eng_msgs_compact(e);
+	}
+}
+
+/* A call_cache for a Call-ID that is to be kept: a recycled one, else a new one. */
+static struct call_cache *cache_new(struct eng *e)
+{
+	struct call_cache *cc = e->cc_free;
+
+	if (cc) {
+		e->cc_free = cc->next;
+		memset(cc, 0, sizeof(*cc));
+		return cc;
+	}
+	return sn_arena_alloc(&e->keep, sizeof(*cc), (void **)&cc) == SN_OK ? cc : NULL;
+}
 
 /* The cache of @p call_id, or NULL when the message is not to be kept. */
 static struct call_cache *within_bounds(struct eng *e, struct sn_slice call_id)
@@ -147,23 +234,38 @@ static struct call_cache *within_bounds(struct eng *e, struct sn_slice call_id)
 	cc = g_hash_table_lookup(e->calls, key);
 	if (!cc) {
 		struct sn_slice copy;
-		bool keep = g_hash_table_size(e->calls) - e->calls_dropped_kept < max_calls;
+		bool full = g_hash_table_size(e->calls) - e->calls_dropped_kept >= max_calls;
+		bool keep = !full || e->cfg.rotate;
 
 		if (!keep) {
 			e->st.calls_dropped++;
 		}
-		/* remember dropped Call-IDs too (a bounded number) so each counts once */
+		/* remember dropped Call-IDs too (a bounded number) so each counts once; the key is
+		 * copied first so that a full budget evicts nothing */
 		if ((keep || e->calls_dropped_kept < SN_MAX(max_calls, 65536u)) &&
-		    sn_arena_alloc(&e->keep, sizeof(*cc), (void **)&cc) == SN_OK &&
 		    sn_arena_dup(&e->keep, sn_slice_make(key, n), &copy) == SN_OK) {
+			if (keep && full && e->oldest) {
+				evict_oldest(e);
+			}
+			cc = cache_new(e);
+		}
+		if (cc) {
 			cc->count = keep ? 0 : CALL_COUNT_DROPPED;
+			cc->key = (const char *)copy.ptr;
 			g_hash_table_insert(e->calls, (gpointer)copy.ptr, cc);
 			e->calls_dropped_kept += keep ? 0 : 1;
 			if (call_id.len == n) {
-				cc->call_id = (const char *)copy.ptr;
+				cc->call_id = cc->key;
 			}
-		} else {
-			cc = NULL;
+			if (keep) {
+				cc->life = e->lives++;
+				if (e->youngest) {
+					e->youngest->next = cc;
+				} else {
+					e->oldest = cc;
+				}
+				e->youngest = cc;
+			}
 		}
 		if (!keep || !cc) {
 			return NULL;
@@ -341,7 +443,10 @@ void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packe
 	m->status = msg->status_code;
 	m->cseq = msg->cseq;
 	m->call = -1;
+	m->life = cc->life;
 	if (keep_fields(e, cc, msg, m, raw, msg->msg_len) != SN_OK) {
+		/* count holds kept messages only: eviction moves exactly those to msgs_dropped */
+		cc->count--;
 		e->st.msgs_dropped++;
 		return;
 	}
@@ -354,6 +459,8 @@ void eng_msgs_free(struct eng *e)
 		g_hash_table_destroy(e->calls);
 		e->calls = NULL;
 	}
+	/* the entries live in the keep arena, which the result may have taken */
+	e->oldest = e->youngest = e->cc_free = NULL;
 	free(e->msgs);
 	e->msgs = NULL;
 	e->msg_count = e->msg_cap = 0;
