@@ -31,6 +31,8 @@ struct cap_record {
 	uint32_t linktype;   /* enum cap_linktype or any other LINKTYPE_ value */
 	uint32_t ifindex;    /* pcapng interface id; 0 for pcap */
 	uint32_t file_index; /* which input (cap_merge), else 0 */
+	bool transient;      /* the bytes are given back once the record is analysed (streamed
+			      * gzip input): whoever keeps them must copy them */
 	uint64_t offset;     /* byte offset of the record in the (decompressed) input */
 	const uint8_t *data; /* caplen bytes; borrowed */
 };
@@ -132,9 +134,13 @@ bool cap_cursor_needs_prev(const struct cap_cursor *c);
 bool cap_cursor_changed(const struct cap_cursor *c);
 const struct sn_diag *cap_cursor_error(const struct cap_cursor *c);
 void cap_cursor_free(struct cap_cursor *c);
+/** Records of @p r are transient (streamed gzip input): see struct cap_record. */
+bool cap_reader_transient(const struct cap_reader *r);
 /**
  * Prefault (@p need) or give back (!@p need; whole pages only) a byte range of a mapped
- * input. Giving back never invalidates a record: the pages are read again if touched.
+ * input. Giving back never invalidates a record of a mapped file: the pages are read again
+ * if touched. For a transient input (giving back only) the bytes are gone: only for records
+ * every thread has finished with. Call from the reading thread.
  */
 void cap_reader_advise(const struct cap_reader *r, size_t off, size_t len, bool need);
 

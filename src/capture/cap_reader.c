@@ -36,6 +36,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -95,6 +97,8 @@ struct cap_reader {
 	enum cap_format fmt;
 	bool gzip;
 	bool gz_broken;	      /* inflate stopped on corrupt or cut data */
+	struct cap_gz *gz;    /* gzip inflated by a thread into a reserved region, or NULL */
+	bool gz_final;        /* gz: the inflater has finished and len is all there is */
 	bool be;	      /* pcap: header fields are big-endian; pcapng: section byte order */
 	bool pcap_ns;	      /* pcap: fraction is nanoseconds */
 	uint32_t rec_hdr_len; /* pcap: 16, or 24 for Kuznetzov */
@@ -230,7 +234,328 @@ out:
 	*out_len = n;
 }
 
-/* Take the input bytes: map a regular file, else read it into the heap. */
+/*
+ * Streamed input: one thread inflates the compressed bytes (a mapped .gz file, or gzip data
+ * arriving on a pipe) in blocks of CAP_GZ_BLOCK into a region of address space reserved up
+ * front (MAP_NORESERVE: pages cost memory only once written), or copies a plain pipe into it,
+ * and publishes how far it got. The reading thread parses behind it and waits when it
+ * catches up, so decompression overlaps analysis instead of preceding it, and a pipe is
+ * analysed as it arrives. Pages behind the reader are given back (MADV_DONTNEED) when the
+ * caller said how far behind it may look (cap_reader_set_release_lag(), cap_reader_advise());
+ * records of such an input are marked transient so that what the engine keeps is copied.
+ */
+#define CAP_GZ_BLOCK   (4u << 20)
+#define CAP_GZ_RESERVE ((size_t)1 << 40) /* 1 TiB of address space, not of memory */
+
+struct cap_gz {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	bool inflate;      /* gzip data, else a plain copy */
+	const uint8_t *in; /* compressed bytes of a mapped file, or NULL */
+	size_t in_len;
+	bool in_mapped;    /* in is a file mapping: pages read are given back as it goes */
+	int fd;            /* else the pipe, owned */
+	uint8_t *inbuf;    /* pipe: staging buffer of CAP_READ_CHUNK bytes; first bytes read */
+	size_t inbuf_len;  /* bytes in inbuf before the thread starts */
+	uint8_t *region;
+	size_t region_len;
+	size_t avail;      /* bytes produced so far (lock) */
+	bool done;         /* the thread has finished (lock) */
+	bool broken;       /* it stopped on corrupt or cut data (lock) */
+	int err;           /* errno of a failed read, or 0 (lock) */
+	atomic_bool stop;  /* the reader is being freed */
+};
+
+static void cap_gz_publish(struct cap_gz *g, size_t n, bool done, bool broken, int err)
+{
+	pthread_mutex_lock(&g->lock);
+	g->avail = n;
+	if (done) {
+		g->done = true;
+		g->broken = broken;
+		g->err = err;
+	}
+	pthread_cond_broadcast(&g->more);
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* read() that retries EINTR; -1 with *err set on failure. */
+static ssize_t cap_read_some(int fd, uint8_t *p, size_t n, int *err)
+{
+	for (;;) {
+		ssize_t got = read(fd, p, n);
+
+		if (got >= 0 || errno != EINTR) {
+			if (got < 0) {
+				*err = errno;
+			}
+			return got;
+		}
+	}
+}
+
+/* Plain bytes from a pipe, copied into the region as they come. */
+static void cap_gz_copy(struct cap_gz *g)
+{
+	size_t n = SN_MIN(g->inbuf_len, g->region_len);
+	int err = 0;
+
+	memcpy(g->region, g->inbuf, n);
+	cap_gz_publish(g, n, false, false, 0);
+	while (!atomic_load_explicit(&g->stop, memory_order_relaxed) && n < g->region_len) {
+		ssize_t got = cap_read_some(g->fd, g->region + n,
+					    SN_MIN(g->region_len - n, (size_t)CAP_READ_CHUNK), &err);
+
+		if (got <= 0) {
+			break;
+		}
+		n += (size_t)got;
+		cap_gz_publish(g, n, false, false, 0);
+	}
+	cap_gz_publish(g, n, true, n == g->region_len, err);
+}
+
+/* Top up zs's input: the rest of the mapping, or more of the pipe; false at its end. */
+static bool cap_gz_fill(struct cap_gz *g, z_stream *zs, size_t *in_used, int *err)
+{
+	ssize_t got;
+
+	if (g->in) {
+		size_t chunk = SN_MIN(g->in_len - *in_used, (size_t)UINT_MAX);
+
+		if (chunk == 0) {
+			return false;
+		}
+		zs->next_in = (Bytef *)(uintptr_t)(g->in + *in_used);
+		zs->avail_in = (uInt)chunk;
+		*in_used += chunk;
+		return true;
+	}
+	/* keep what is left (a member boundary may fall inside it) and read more after it */
+	memmove(g->inbuf, zs->next_in, zs->avail_in);
+	got = cap_read_some(g->fd, g->inbuf + zs->avail_in, CAP_READ_CHUNK - zs->avail_in, err);
+	zs->next_in = g->inbuf;
+	if (got <= 0) {
+		return false;
+	}
+	zs->avail_in += (uInt)got;
+	return true;
+}
+
+static void *cap_gz_main(void *arg)
+{
+	struct cap_gz *g = arg;
+	z_stream zs;
+	size_t in_used = 0;     /* mapped input handed to zlib */
+	size_t in_released = 0; /* mapped input given back */
+	size_t n = 0;
+	bool broken = false;
+	bool eof = false;
+	int err = 0;
+
+	if (!g->inflate) {
+		cap_gz_copy(g);
+		return NULL;
+	}
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+		cap_gz_publish(g, 0, true, true, 0);
+		return NULL;
+	}
+	if (!g->in) {
+		zs.next_in = g->inbuf;
+		zs.avail_in = (uInt)g->inbuf_len;
+	}
+	while (!atomic_load_explicit(&g->stop, memory_order_relaxed)) {
+		size_t out_chunk = SN_MIN(g->region_len - n, (size_t)CAP_GZ_BLOCK);
+		int ret;
+
+		if (out_chunk == 0) {
+			broken = true; /* larger than the region */
+			break;
+		}
+		if (zs.avail_in == 0 && !eof && !cap_gz_fill(g, &zs, &in_used, &err)) {
+			eof = true;
+		}
+		zs.next_out = g->region + n;
+		zs.avail_out = (uInt)out_chunk;
+		ret = inflate(&zs, Z_NO_FLUSH);
+		n += out_chunk - zs.avail_out;
+		cap_gz_publish(g, n, false, false, 0);
+		if (g->in_mapped) {
+			size_t used = in_used - zs.avail_in;
+
+			if (used >= in_released + CAP_GZ_BLOCK) {
+				size_t upto = used & ~(size_t)0xffff;
+
+				(void)madvise((uint8_t *)(uintptr_t)g->in + in_released,
+					      upto - in_released, MADV_DONTNEED);
+				in_released = upto;
+			}
+		}
+		if (ret == Z_STREAM_END) {
+			/* another member may follow (concatenated .gz files); other trailing
+			 * bytes are ignored, as gzip(1) does */
+			if (zs.avail_in < 2 && !eof && !g->in && !cap_gz_fill(g, &zs, &in_used, &err)) {
+				eof = true;
+			}
+			if (zs.avail_in >= 2 && zs.next_in[0] == 0x1f && zs.next_in[1] == 0x8b) {
+				inflateReset(&zs);
+				continue;
+			}
+			break;
+		}
+		if (ret == Z_OK || (ret == Z_BUF_ERROR && (zs.avail_out == 0 || !eof))) {
+			continue;
+		}
+		/* Z_BUF_ERROR with input exhausted (cut), Z_DATA_ERROR, Z_NEED_DICT, Z_MEM_ERROR */
+		broken = true;
+		break;
+	}
+	inflateEnd(&zs);
+	cap_gz_publish(g, n, true, broken, err);
+	return NULL;
+}
+
+/*
+ * Start the streaming thread: inflating r's mapped or heap bytes (@p fd < 0), or reading the
+ * pipe @p fd whose first @p head_len bytes are in @p head (taken over). False, with nothing
+ * changed, when the region cannot be reserved.
+ */
+static bool cap_gz_start(struct cap_reader *r, bool inflate, int fd, uint8_t *head,
+			 size_t head_len)
+{
+	struct cap_gz *g = NULL;
+	void *region = MAP_FAILED;
+
+	for (size_t len = CAP_GZ_RESERVE; len >= ((size_t)1 << 32) && region == MAP_FAILED;
+	     len /= 16) {
+		region = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (region != MAP_FAILED) {
+			g = sn_xcalloc(1, sizeof(*g));
+			g->region = region;
+			g->region_len = len;
+		}
+	}
+	if (!g) {
+		return false;
+	}
+	g->inflate = inflate;
+	g->fd = fd;
+	if (fd < 0) {
+		g->in = r->buf;
+		g->in_len = r->len;
+		g->in_mapped = r->map != NULL && (const uint8_t *)r->map == r->buf;
+	} else {
+		g->inbuf = sn_xrealloc(head, CAP_READ_CHUNK);
+		g->inbuf_len = head_len;
+	}
+	atomic_init(&g->stop, false);
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->more, NULL);
+	if (pthread_create(&g->thread, NULL, cap_gz_main, g) != 0) {
+		pthread_cond_destroy(&g->more);
+		pthread_mutex_destroy(&g->lock);
+		munmap(g->region, g->region_len);
+		free(g->inbuf);
+		free(g);
+		return false;
+	}
+	r->gz = g;
+	r->buf = g->region;
+	r->len = 0;
+	return true;
+}
+
+/*
+ * Wait until the inflater has produced @p want bytes or finished; r->len becomes what is
+ * there. @return true when the input is final (nothing more will come).
+ */
+static bool cap_gz_wait(struct cap_reader *r, size_t want)
+{
+	struct cap_gz *g = r->gz;
+	bool done;
+
+	pthread_mutex_lock(&g->lock);
+	while (!g->done && g->avail < want) {
+		pthread_cond_wait(&g->more, &g->lock);
+	}
+	r->len = g->avail;
+	done = g->done;
+	if (done) {
+		r->gz_broken = g->broken || g->err != 0;
+		r->gz_final = true;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return done;
+}
+
+static void cap_gz_free(struct cap_gz *g)
+{
+	atomic_store(&g->stop, true);
+	pthread_join(g->thread, NULL);
+	pthread_cond_destroy(&g->more);
+	pthread_mutex_destroy(&g->lock);
+	munmap(g->region, g->region_len);
+	if (g->fd >= 0) {
+		close(g->fd);
+	}
+	free(g->inbuf);
+	free(g);
+}
+
+/*
+ * A pipe or standard input: read its first bytes (enough to tell gzip and the capture
+ * header), then stream the rest through the streaming thread; if that cannot start, read it
+ * all into the heap. Takes @p fd.
+ */
+static enum sn_status cap_load_pipe(struct cap_reader *r, int fd, struct sn_diag *diag)
+{
+	uint8_t *head = sn_xmalloc(CAP_READ_CHUNK);
+	size_t n = 0;
+	int err = 0;
+
+	while (n < 64) {
+		ssize_t got = cap_read_some(fd, head + n, CAP_READ_CHUNK - n, &err);
+
+		if (got < 0) {
+			free(head);
+			close(fd);
+			sn_diag_set(diag, err, "%s", strerror(err));
+			return SN_ESYS;
+		}
+		if (got == 0) {
+			break;
+		}
+		n += (size_t)got;
+	}
+	r->gzip = n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+	if (n >= 64 && cap_gz_start(r, r->gzip, fd, head, n)) {
+		return SN_OK;
+	}
+	/* short input, or no streaming: all of it into the heap as before */
+	{
+		uint8_t *rest;
+		size_t rest_len;
+		enum sn_status st = cap_read_all(fd, &rest, &rest_len, diag);
+
+		close(fd);
+		if (st != SN_OK) {
+			free(head);
+			return st;
+		}
+		head = sn_xrealloc(head, n + rest_len + 1);
+		memcpy(head + n, rest, rest_len);
+		free(rest);
+		r->heap = head;
+		r->len = n + rest_len;
+		return SN_OK;
+	}
+}
+
+/* Take the input bytes: map a regular file, else stream or read it. */
 static enum sn_status cap_load(struct cap_reader *r, const char *path, struct sn_diag *diag)
 {
 	struct stat st;
@@ -238,7 +563,14 @@ static enum sn_status cap_load(struct cap_reader *r, const char *path, struct sn
 	int fd;
 
 	if (strcmp(path, "-") == 0) {
-		return cap_read_all(STDIN_FILENO, &r->heap, &r->len, diag);
+		fd = dup(STDIN_FILENO);
+		if (fd < 0) {
+			int e = errno;
+
+			sn_diag_set(diag, e, "%s", strerror(e));
+			return SN_ESYS;
+		}
+		return cap_load_pipe(r, fd, diag);
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -261,8 +593,7 @@ static enum sn_status cap_load(struct cap_reader *r, const char *path, struct sn
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
 		/* pipes, character devices, /proc files that claim size 0 */
-		ret = cap_read_all(fd, &r->heap, &r->len, diag);
-		goto out_close;
+		return cap_load_pipe(r, fd, diag);
 	}
 	if ((uint64_t)st.st_size > SIZE_MAX) {
 		sn_diag_set(diag, EFBIG, "%s", strerror(EFBIG));
@@ -361,6 +692,7 @@ static enum sn_status cap_pcap_next(struct cap_reader *r, struct cap_record *rec
 	rec->linktype = r->linktype;
 	rec->ifindex = 0;
 	rec->file_index = 0;
+	rec->transient = false;
 	rec->offset = off;
 	rec->data = h + r->rec_hdr_len;
 	r->pos = off + r->rec_hdr_len + incl;
@@ -624,6 +956,7 @@ static enum sn_status cap_pcapng_next(struct cap_reader *r, struct cap_record *r
 		rec->linktype = ifc->linktype;
 		rec->ifindex = ifid;
 		rec->file_index = 0;
+		rec->transient = false;
 		rec->offset = off;
 		r->last_ts_ns = rec->ts_ns;
 		return SN_OK;
@@ -682,23 +1015,39 @@ enum sn_status cap_reader_open(const char *path, struct cap_reader **out, struct
 	if (st != SN_OK) {
 		goto out_free;
 	}
-	r->buf = r->map ? (const uint8_t *)r->map : r->heap;
-	if (r->len >= 2 && r->buf[0] == 0x1f && r->buf[1] == 0x8b) {
-		uint8_t *plain;
-		size_t plain_len;
-
-		cap_inflate(r->buf, r->len, &plain, &plain_len, &r->gz_broken);
-		if (r->map) {
-			munmap(r->map, r->map_len);
-			r->map = NULL;
-			r->map_len = 0;
+	if (r->gz) {
+		/* a pipe being streamed: enough for the header and the first pcapng blocks */
+		(void)cap_gz_wait(r, 1u << 20);
+	} else {
+		r->buf = r->map ? (const uint8_t *)r->map : r->heap;
+	}
+	if (r->gz) {
+		if (r->gz_broken && r->len < CAP_PCAP_HDR_LEN) {
+			sn_diag_set(diag, 0, "corrupt gzip stream before any capture header");
+			st = SN_EPARSE;
+			goto out_free;
 		}
-		free(r->heap);
-		r->heap = plain;
-		r->buf = plain;
-		r->len = plain_len;
+	} else if (r->len >= 2 && r->buf[0] == 0x1f && r->buf[1] == 0x8b) {
 		r->gzip = true;
-		if (r->gz_broken && plain_len < CAP_PCAP_HDR_LEN) {
+		if (cap_gz_start(r, true, -1, NULL, 0)) {
+			/* enough for the header and the first pcapng blocks */
+			(void)cap_gz_wait(r, 1u << 20);
+		} else {
+			uint8_t *plain;
+			size_t plain_len;
+
+			cap_inflate(r->buf, r->len, &plain, &plain_len, &r->gz_broken);
+			if (r->map) {
+				munmap(r->map, r->map_len);
+				r->map = NULL;
+				r->map_len = 0;
+			}
+			free(r->heap);
+			r->heap = plain;
+			r->buf = plain;
+			r->len = plain_len;
+		}
+		if (r->gz_broken && r->len < CAP_PCAP_HDR_LEN) {
 			sn_diag_set(diag, 0, "corrupt gzip stream before any capture header");
 			st = SN_EPARSE;
 			goto out_free;
@@ -789,30 +1138,68 @@ static void cap_populate_ahead(struct cap_reader *r)
 static void cap_release_behind(struct cap_reader *r)
 {
 	size_t lag = r->release_lag ? r->release_lag : CAP_RELEASE_LAG;
+	uint8_t *base = r->map;
 	size_t page, upto;
 	long ps;
 
-	if (!r->map || r->pos < r->released + lag + CAP_RELEASE_CHUNK) {
+	if (r->gz) {
+		/* inflated bytes given back are gone (anonymous memory): only when the caller
+		 * said how far behind it looks */
+		if (!r->release_lag) {
+			return;
+		}
+		base = r->gz->region;
+	}
+	if (!base || r->pos < r->released + lag + CAP_RELEASE_CHUNK) {
 		return;
 	}
 	ps = sysconf(_SC_PAGESIZE);
 	page = ps > 0 ? (size_t)ps : 4096;
 	upto = (r->pos - lag) & ~(page - 1);
-	(void)madvise((uint8_t *)r->map + r->released, upto - r->released, MADV_DONTNEED);
+	(void)madvise(base + r->released, upto - r->released, MADV_DONTNEED);
 	r->released = upto;
 }
 
-enum sn_status cap_reader_next(struct cap_reader *r, struct cap_record *rec)
+static enum sn_status cap_parse_next(struct cap_reader *r, struct cap_record *rec)
 {
-	if (r->err_st != SN_OK) {
-		return r->err_st;
-	}
-	cap_release_behind(r);
-	cap_populate_ahead(r);
 	if (r->fmt == CAP_FMT_PCAP) {
 		return cap_pcap_next(r, rec);
 	}
 	return cap_pcapng_next(r, rec);
+}
+
+enum sn_status cap_reader_next(struct cap_reader *r, struct cap_record *rec)
+{
+	enum sn_status st;
+
+	if (r->err_st != SN_OK) {
+		return r->err_st;
+	}
+	cap_release_behind(r);
+	if (!r->gz) {
+		cap_populate_ahead(r);
+		return cap_parse_next(r, rec);
+	}
+	for (;;) {
+		bool final = r->gz_final;
+
+		if (!final && r->len - r->pos < CAP_GZ_BLOCK) {
+			/* stay a block ahead of the parser, so it rarely waits */
+			final = cap_gz_wait(r, r->pos + CAP_GZ_BLOCK);
+		}
+		st = cap_parse_next(r, rec);
+		if (st == SN_OK) {
+			rec->transient = true;
+			return st;
+		}
+		if (final || st == SN_EPARSE) {
+			return st;
+		}
+		/* the end of what is inflated so far, not of the input: wait for more */
+		r->err_st = SN_OK;
+		memset(&r->err, 0, sizeof(r->err));
+		(void)cap_gz_wait(r, r->len + CAP_GZ_BLOCK);
+	}
 }
 
 const struct sn_diag *cap_reader_error(const struct cap_reader *r)
@@ -842,6 +1229,9 @@ void cap_reader_free(struct cap_reader *r)
 {
 	if (!r) {
 		return;
+	}
+	if (r->gz) {
+		cap_gz_free(r->gz);
 	}
 	if (r->map) {
 		munmap(r->map, r->map_len);
@@ -957,22 +1347,29 @@ void cap_cursor_copy_state(struct cap_cursor *dst, const struct cap_cursor *src)
 	dst->changed = false;
 }
 
-/* A pcap record header at @p off that could be real; *next = the offset after its record. */
-static bool cap_pcap_plausible(const struct cap_reader *r, size_t off, size_t *next)
+/*
+ * A pcap record header at @p off that could be real; *next = the offset after its record.
+ * Lengths within bounds (on-wire length too: a header read 4 bytes early takes MAC address
+ * bytes for it), and a timestamp within a day of the previous one in the chain (@p prev_sec,
+ * or -1 for the first).
+ */
+static bool cap_pcap_plausible(const struct cap_reader *r, size_t off, int64_t prev_sec,
+			       int64_t *sec, size_t *next)
 {
 	const uint8_t *h = r->buf + off;
 	uint32_t frac, incl, orig;
-	uint32_t max_incl = SN_MAX(r->snaplen, CAP_SYNC_MAX_INCL);
+	uint32_t max_len = SN_MAX(r->snaplen, CAP_SYNC_MAX_INCL);
 
 	if (r->len - off < r->rec_hdr_len) {
 		return false;
 	}
+	*sec = cap_rd32(r, h);
 	frac = cap_rd32(r, h + 4);
 	incl = cap_rd32(r, h + 8);
 	orig = cap_rd32(r, h + 12);
-	if (frac >= (r->pcap_ns ? 1000000000u : 1000000u) || incl == 0 || incl > max_incl ||
-	    orig < incl || orig > CAP_MAX_RECORD_LEN ||
-	    r->len - off - r->rec_hdr_len < incl) {
+	if (frac >= (r->pcap_ns ? 1000000000u : 1000000u) || incl == 0 || incl > max_len ||
+	    orig < incl || orig > max_len || r->len - off - r->rec_hdr_len < incl ||
+	    (prev_sec >= 0 && (*sec > prev_sec + 86400 || *sec < prev_sec - 86400))) {
 		return false;
 	}
 	*next = off + r->rec_hdr_len + incl;
@@ -1024,10 +1421,11 @@ enum sn_status cap_cursor_resync(const struct cap_cursor *c, size_t from, size_t
 	for (size_t off = from; off < limit; off++) {
 		size_t p = off;
 		uint32_t n = 0;
+		int64_t sec = -1;
 
 		while (n < CAP_SYNC_CHAIN && p < r->len) {
 			size_t next;
-			bool ok = r->fmt == CAP_FMT_PCAP ? cap_pcap_plausible(r, p, &next)
+			bool ok = r->fmt == CAP_FMT_PCAP ? cap_pcap_plausible(r, p, sec, &sec, &next)
 							 : cap_pcapng_plausible(r, p, &next);
 			if (!ok) {
 				break;
@@ -1123,29 +1521,36 @@ void cap_cursor_free(struct cap_cursor *c)
 	free(c);
 }
 
+bool cap_reader_transient(const struct cap_reader *r)
+{
+	return r->gz != NULL;
+}
+
 void cap_reader_advise(const struct cap_reader *r, size_t off, size_t len, bool need)
 {
 	size_t page = 4096;
 	long ps = sysconf(_SC_PAGESIZE);
+	uint8_t *base = r->gz ? r->gz->region : (uint8_t *)r->map;
+	size_t limit = r->gz ? r->len : r->map_len;
 	size_t lo, hi;
 
-	if (!r->map || off >= r->map_len) {
+	if (!base || off >= limit || (need && r->gz)) {
 		return;
 	}
 	if (ps > 0) {
 		page = (size_t)ps;
 	}
-	len = SN_MIN(len, r->map_len - off);
+	len = SN_MIN(len, limit - off);
 	if (need) {
 		lo = off & ~(page - 1);
 		hi = off + len;
-		(void)madvise((uint8_t *)r->map + lo, hi - lo, MADV_POPULATE_READ);
+		(void)madvise(base + lo, hi - lo, MADV_POPULATE_READ);
 	} else {
 		/* whole pages inside the range only: the pages at its edges may hold neighbours */
 		lo = (off + page - 1) & ~(page - 1);
 		hi = (off + len) & ~(page - 1);
 		if (hi > lo) {
-			(void)madvise((uint8_t *)r->map + lo, hi - lo, MADV_DONTNEED);
+			(void)madvise(base + lo, hi - lo, MADV_DONTNEED);
 		}
 	}
 }

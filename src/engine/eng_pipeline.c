@@ -429,6 +429,7 @@ void eng_packet(struct eng *e, const struct cap_record *rec)
 	e->cur_ts = rec->ts_ns;
 	e->cur_data = rec->data;
 	e->cur_len = rec->caplen;
+	e->cur_transient = rec->transient;
 
 	st = cap_decoder_run(e->dec, rec, &pkt);
 	if (st != SN_OK) {

@@ -22,6 +22,7 @@
 
 #include "sipnab/eng_run.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@
 				 * reader's mapping window, see cap_reader.c) */
 
 struct batch {
+	uint64_t seq;                  /* per worker, from 1: the order batches were handed over */
 	uint32_t count;                /* records used */
 	bool last;                     /* end of input: the worker finishes */
 	struct cap_record recs[ENG_BATCH];
@@ -52,6 +54,11 @@ struct worker {
 	GThread *thread;
 	struct batch *cur;     /* reader side: the batch being filled */
 	struct batch *pool;    /* the batches, owned */
+	/* for giving back transient input (streamed gzip) once analysed, reader side: */
+	uint64_t next_seq;     /* seq of the next batch handed over */
+	uint64_t firsts[ENG_BATCHES_PER_WK]; /* offset of the first record of batch seq, by
+					      * seq % ENG_BATCHES_PER_WK */
+	atomic_uint_fast64_t done; /* worker: seq of the last batch analysed */
 };
 
 /* SIPNAB_TIMING=1 in the environment prints the time of each phase to stderr (benchmarks). */
@@ -81,6 +88,7 @@ static gpointer worker_main(gpointer arg)
 		for (uint32_t i = 0; i < b->count; i++) {
 			eng_packet(w->eng, &b->recs[i]);
 		}
+		atomic_store_explicit(&w->done, b->seq, memory_order_release);
 		b->count = 0;
 		b->last = false;
 		sn_queue_push(&w->empty, b);
@@ -90,6 +98,34 @@ static gpointer worker_main(gpointer arg)
 	}
 	eng_finish(w->eng);
 	return NULL;
+}
+
+/*
+ * Streamed input (gzip) is given back once analysed, and with records in flight to workers
+ * only the reading thread knows how far that is: up to the first record of each worker's
+ * oldest batch not yet analysed (batches are analysed in the order handed over), or of the
+ * batch it is filling. Returns the new released offset (a multiple of 64 KiB).
+ */
+static uint64_t give_back(const struct cap_reader *stream, struct worker *w, uint32_t n,
+			  uint64_t reading, uint64_t released)
+{
+	uint64_t safe = reading;
+
+	for (uint32_t i = 1; i < n; i++) {
+		uint64_t done = atomic_load_explicit(&w[i].done, memory_order_acquire);
+
+		if (done < w[i].next_seq) {
+			safe = SN_MIN(safe, w[i].firsts[(done + 1) % ENG_BATCHES_PER_WK]);
+		} else if (w[i].cur->count) {
+			safe = SN_MIN(safe, w[i].cur->recs[0].offset);
+		}
+	}
+	safe &= ~(uint64_t)0xffff;
+	if (safe >= released + (4u << 20)) {
+		cap_reader_advise(stream, released, safe - released, false);
+		released = safe;
+	}
+	return released;
 }
 
 static struct eng_result *run_single(struct cap_merge *m, const struct eng_config *cfg,
@@ -123,6 +159,8 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	struct cap_record rec;
 	struct eng_result *r;
 	uint32_t main_buckets;
+	const struct cap_reader *stream;
+	uint64_t released = 0;
 	double t0 = now_s();
 
 	if (n == 1) {
@@ -159,6 +197,7 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 
 		w[i].eng = eng_new(&cfg->eng);
 		engines[i] = w[i].eng;
+		atomic_init(&w[i].done, 0);
 		sn_queue_init(&w[i].full, ENG_BATCHES_PER_WK);
 		sn_queue_init(&w[i].empty, ENG_BATCHES_PER_WK);
 		w[i].pool = sn_xcalloc(ENG_BATCHES_PER_WK, sizeof(*w[i].pool));
@@ -175,6 +214,10 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	 * engines gives the same result, so this balance is free to change.
 	 */
 	main_buckets = (ENG_BUCKETS * 3u) / (4u * n);
+	stream = cap_merge_single(m);
+	if (stream && !cap_reader_transient(stream)) {
+		stream = NULL;
+	}
 	while (cap_merge_next(m, &rec, on_error, user) == SN_OK) {
 		uint32_t bucket = cap_record_host_hash(&rec) % ENG_BUCKETS;
 		uint32_t shard = bucket < main_buckets ? 0 : 1 + (bucket - main_buckets) % (n - 1);
@@ -188,8 +231,13 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 		b = wk->cur;
 		b->recs[b->count++] = rec;
 		if (b->count == ENG_BATCH) {
+			b->seq = ++wk->next_seq;
+			wk->firsts[b->seq % ENG_BATCHES_PER_WK] = b->recs[0].offset;
 			sn_queue_push(&wk->full, b);
 			wk->cur = sn_queue_pop(&wk->empty);
+			if (stream) {
+				released = give_back(stream, w, n, rec.offset, released);
+			}
 		}
 	}
 	for (uint32_t i = 1; i < n; i++) {

@@ -398,9 +398,10 @@ static enum sn_status keep_fields(struct eng *e, struct call_cache *cc,
 	if (st) {
 		return st;
 	}
-	if (raw >= e->cur_data && raw + raw_len <= e->cur_data + e->cur_len) {
-		/* the message lies in the record itself (UDP, SCTP, one TCP segment): the input
-		 * keeps those bytes for as long as the result lives, so refer to them */
+	if (!e->cur_transient && raw >= e->cur_data && raw + raw_len <= e->cur_data + e->cur_len) {
+		/* the message lies in the record itself (UDP, SCTP, one TCP segment): a mapped
+		 * input keeps those bytes for as long as the result lives, so refer to them;
+		 * streamed input (gzip, pipes) gives them back, so those are copied */
 		m->raw = raw;
 		m->raw_len = (uint32_t)raw_len;
 		return SN_OK;

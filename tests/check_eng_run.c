@@ -1,0 +1,211 @@
+/*
+ * check_eng_run.c - eng_run() over streamed input: a gzip capture large enough that the
+ * inflated bytes behind the reader are given back while it runs, on one core (reader lag),
+ * on two (the threaded reader gives back what every worker has finished) and as a mapped
+ * file (sharded reader). Every SIP message kept must still hold its own bytes afterwards: a
+ * summary that referred to given-back memory would read zeros here.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <zlib.h>
+
+#include "sipnab/eng_run.h"
+
+#define MSGS 40000u /* ~24 MB of capture: several reader windows and gzip blocks */
+
+static char gz_path[64];
+static char plain_path[64];
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4); /* little-endian host: the file is written in host order */
+}
+
+/* One Ethernet/IPv4/UDP record carrying an OPTIONS request with Call-ID opt-<i>. */
+static size_t make_record(uint8_t *buf, uint32_t i)
+{
+	char sip[512];
+	int n = snprintf(sip, sizeof(sip),
+			 "OPTIONS sip:b@10.0.0.2 SIP/2.0\r\n"
+			 "Via: SIP/2.0/UDP 10.0.%u.1:5060;branch=z9hG4bK%u\r\n"
+			 "From: <sip:a@10.0.0.1>;tag=%u\r\nTo: <sip:b@10.0.0.2>\r\n"
+			 "Call-ID: opt-%u@10.0.0.1\r\nCSeq: 1 OPTIONS\r\nMax-Forwards: 70\r\n"
+			 "Content-Length: 0\r\n\r\n",
+			 i % 200, i, i, i);
+	uint8_t *f = buf + 16;
+	uint8_t *ip = f + 14;
+	uint8_t *udp = ip + 20;
+	uint32_t ip_len = 20 + 8 + (uint32_t)n;
+	uint32_t sum = 0;
+
+	memset(f, 0, 14);
+	f[12] = 0x08;
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)(ip_len >> 8);
+	ip[3] = (uint8_t)ip_len;
+	ip[8] = 64;
+	ip[9] = 17;
+	/* hosts 10.0.<i%200>.1 -> 10.0.0.2: many host pairs for the workers */
+	ip[12] = 10;
+	ip[14] = (uint8_t)(i % 200);
+	ip[15] = 1;
+	ip[16] = 10;
+	ip[19] = 2;
+	for (int k = 0; k < 20; k += 2) {
+		sum += (uint32_t)(ip[k] << 8 | ip[k + 1]);
+	}
+	while (sum >> 16) {
+		sum = (sum & 0xffff) + (sum >> 16);
+	}
+	ip[10] = (uint8_t)(~sum >> 8);
+	ip[11] = (uint8_t)~sum;
+	udp[0] = 0x13;
+	udp[1] = 0xc4;
+	udp[2] = 0x13;
+	udp[3] = 0xc4;
+	udp[4] = (uint8_t)((8 + n) >> 8);
+	udp[5] = (uint8_t)(8 + n);
+	udp[6] = udp[7] = 0;
+	memcpy(udp + 8, sip, (size_t)n);
+	put32(buf, 1767225600u + i / 100);
+	put32(buf + 4, (i % 100) * 10000u);
+	put32(buf + 8, 14 + ip_len);
+	put32(buf + 12, 14 + ip_len);
+	return 16 + 14 + ip_len;
+}
+
+static void setup(void)
+{
+	uint8_t hdr[24];
+	uint8_t rec[1024];
+	gzFile gz;
+	FILE *plain;
+	int fd;
+
+	strcpy(gz_path, "/tmp/check_eng_run.XXXXXX");
+	fd = mkstemp(gz_path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	strcpy(plain_path, "/tmp/check_eng_run_p.XXXXXX");
+	fd = mkstemp(plain_path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	gz = gzopen(gz_path, "wb1");
+	plain = fopen(plain_path, "wb");
+	ck_assert_ptr_nonnull(gz);
+	ck_assert_ptr_nonnull(plain);
+	put32(hdr, 0xa1b2c3d4u);
+	hdr[4] = 2;
+	hdr[5] = 0;
+	hdr[6] = 4;
+	hdr[7] = 0;
+	put32(hdr + 8, 0);
+	put32(hdr + 12, 0);
+	put32(hdr + 16, 65535);
+	put32(hdr + 20, 1);
+	gzwrite(gz, hdr, sizeof(hdr));
+	fwrite(hdr, 1, sizeof(hdr), plain);
+	for (uint32_t i = 0; i < MSGS; i++) {
+		size_t n = make_record(rec, i);
+
+		ck_assert_int_eq(gzwrite(gz, rec, (unsigned)n), (int)n);
+		ck_assert_uint_eq(fwrite(rec, 1, n, plain), n);
+	}
+	ck_assert_int_eq(gzclose(gz), Z_OK);
+	ck_assert_int_eq(fclose(plain), 0);
+}
+
+static void teardown(void)
+{
+	unlink(gz_path);
+	unlink(plain_path);
+}
+
+/* Run the engine over @p path on @p cores and check every message's own bytes. */
+static void run_and_check(const char *path, uint32_t cores, bool transient)
+{
+	struct cap_reader *rd;
+	struct cap_merge *m;
+	struct eng_run_config cfg;
+	struct eng_result *r;
+	struct sn_diag diag = {0};
+	uint32_t seen_last = 0;
+
+	ck_assert_int_eq(cap_reader_open(path, &rd, &diag), SN_OK);
+	ck_assert(cap_reader_transient(rd) == transient);
+	m = cap_merge_new(&rd, 1);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.cores = cores;
+	cfg.eng.rtp_heuristic = true;
+	r = eng_run(m, &cfg, NULL, NULL);
+	ck_assert_uint_eq(r->msg_count, MSGS);
+	for (uint32_t i = 0; i < r->msg_count; i++) {
+		const struct eng_msg *msg = &r->msgs[i];
+		char want[64];
+
+		snprintf(want, sizeof(want), "Call-ID: %s\r\n", msg->call_id);
+		ck_assert_uint_gt(msg->raw_len, 40);
+		ck_assert_msg(memcmp(msg->raw, "OPTIONS sip:b@10.0.0.2 SIP/2.0\r\n", 32) == 0,
+			      "message %u (%s) lost its bytes", i, msg->call_id);
+		ck_assert_msg(memmem(msg->raw, msg->raw_len, want, strlen(want)) != NULL,
+			      "message %u bytes are not its own (%s)", i, msg->call_id);
+		if (strcmp(msg->call_id, "opt-39999@10.0.0.1") == 0) {
+			seen_last++;
+		}
+	}
+	ck_assert_uint_eq(seen_last, 1);
+	eng_result_free(r);
+	cap_merge_free(m);
+}
+
+START_TEST(gzip_one_core)
+{
+	run_and_check(gz_path, 1, true);
+}
+END_TEST
+
+START_TEST(gzip_two_cores)
+{
+	run_and_check(gz_path, 2, true);
+}
+END_TEST
+
+START_TEST(gzip_three_cores)
+{
+	run_and_check(gz_path, 3, true);
+}
+END_TEST
+
+START_TEST(mapped_sharded)
+{
+	run_and_check(plain_path, 2, false);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("eng_run");
+	TCase *tc = tcase_create("streamed");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, gzip_one_core);
+	tcase_add_test(tc, gzip_two_cores);
+	tcase_add_test(tc, gzip_three_cores);
+	tcase_add_test(tc, mapped_sharded);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
