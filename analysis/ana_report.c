@@ -25,6 +25,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -702,6 +703,150 @@ static void json_put_element(FILE *out, struct jw *w, bool first)
 }
 
 /*
+ * The calls array on several threads: calls are rendered in blocks of JSON_BLOCK calls, any
+ * thread rendering any block into one of a ring of slots, and the calling thread writes the
+ * blocks out in order (rendering too while the next block is not ready). The bytes are those
+ * of the serial loop; memory stays at the ring's few blocks however many calls there are.
+ */
+#define JSON_BLOCK 64u
+
+struct jslot {
+	struct jw w;      /* the block's elements, ", "-separated */
+	uint32_t block;   /* which block it holds */
+	bool ready;
+};
+
+struct jpar {
+	const struct ana_report_input *in;
+	uint32_t blocks;  /* JSON_BLOCK calls each */
+	uint32_t nslots;
+	struct jslot *slots;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint32_t next;    /* next block to render */
+	uint32_t written; /* blocks written out */
+};
+
+static void jpar_render(struct jpar *p, uint32_t k)
+{
+	const struct eng_result *r = p->in->result;
+	struct jslot *sl = &p->slots[k % p->nslots];
+	uint32_t end = SN_MIN((k + 1) * JSON_BLOCK, r->call_count);
+	struct jw one = {.depth = 2};
+
+	sl->w.len = 0;
+	for (uint32_t i = k * JSON_BLOCK; i < end; i++) {
+		if (!call_selected(p->in, &r->calls[i])) {
+			continue;
+		}
+		json_call(&one, p->in, &r->calls[i]);
+		if (sl->w.len) {
+			jw_put(&sl->w, ", ", 2);
+		}
+		jw_put(&sl->w, one.buf, one.len);
+		one.len = 0;
+	}
+	free(one.buf);
+}
+
+/* Claim a block whose slot is free (lock held); UINT32_MAX when there is none. */
+static uint32_t jpar_claim(struct jpar *p)
+{
+	if (p->next < p->blocks && p->next < p->written + p->nslots) {
+		return p->next++;
+	}
+	return UINT32_MAX;
+}
+
+static void *jpar_main(void *arg)
+{
+	struct jpar *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		uint32_t k = jpar_claim(p);
+
+		if (k == UINT32_MAX) {
+			if (p->next >= p->blocks) {
+				break;
+			}
+			pthread_cond_wait(&p->cond, &p->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&p->lock);
+		jpar_render(p, k);
+		pthread_mutex_lock(&p->lock);
+		p->slots[k % p->nslots].block = k;
+		p->slots[k % p->nslots].ready = true;
+		pthread_cond_broadcast(&p->cond);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static void json_calls_parallel(FILE *out, const struct ana_report_input *in, uint32_t threads)
+{
+	const struct eng_result *r = in->result;
+	struct jpar p = {.in = in};
+	pthread_t *th = sn_xcalloc(threads, sizeof(*th));
+	uint32_t started = 0;
+	bool first = true;
+
+	p.blocks = (r->call_count + JSON_BLOCK - 1) / JSON_BLOCK;
+	p.nslots = 4 * threads;
+	p.slots = sn_xcalloc(p.nslots, sizeof(*p.slots));
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.cond, NULL);
+	for (uint32_t t = 1; t < threads; t++) {
+		if (pthread_create(&th[started], NULL, jpar_main, &p) == 0) {
+			started++;
+		}
+	}
+	pthread_mutex_lock(&p.lock);
+	while (p.written < p.blocks) {
+		struct jslot *sl = &p.slots[p.written % p.nslots];
+		uint32_t k;
+
+		if (sl->ready && sl->block == p.written) {
+			pthread_mutex_unlock(&p.lock);
+			if (sl->w.len) {
+				if (!first) {
+					fputs(", ", out);
+				}
+				fwrite(sl->w.buf, 1, sl->w.len, out);
+				first = false;
+			}
+			pthread_mutex_lock(&p.lock);
+			sl->ready = false;
+			p.written++;
+			pthread_cond_broadcast(&p.cond);
+			continue;
+		}
+		k = jpar_claim(&p);
+		if (k != UINT32_MAX) {
+			pthread_mutex_unlock(&p.lock);
+			jpar_render(&p, k);
+			pthread_mutex_lock(&p.lock);
+			p.slots[k % p.nslots].block = k;
+			p.slots[k % p.nslots].ready = true;
+			continue;
+		}
+		pthread_cond_wait(&p.cond, &p.lock);
+	}
+	pthread_mutex_unlock(&p.lock);
+	for (uint32_t t = 0; t < started; t++) {
+		pthread_join(th[t], NULL);
+	}
+	pthread_cond_destroy(&p.cond);
+	pthread_mutex_destroy(&p.lock);
+	for (uint32_t i = 0; i < p.nslots; i++) {
+		free(p.slots[i].w.buf);
+	}
+	free(p.slots);
+	free(th);
+}
+
+/*
  * The JSON document, streamed: the calls and streams arrays are written element by element
  * so that a capture with 100,000 calls never holds its whole report as a cJSON tree. The bytes
  * are exactly those cJSON_Print() gives for the whole tree.
@@ -725,11 +870,16 @@ static void json_write(FILE *out, const struct ana_report_input *in)
 		goto out_free;
 	}
 	fwrite(txt, 1, (size_t)(c - txt) + sizeof(calls_mark) - 2, out);
-	for (uint32_t i = 0; i < r->call_count; i++) {
-		if (call_selected(in, &r->calls[i])) {
-			json_call(&w, in, &r->calls[i]);
-			json_put_element(out, &w, first);
-			first = false;
+	if (in->threads > 1 && r->call_count >= 2 * JSON_BLOCK) {
+		/* rendering reads the result and the filter only: any thread may do it */
+		json_calls_parallel(out, in, in->threads);
+	} else {
+		for (uint32_t i = 0; i < r->call_count; i++) {
+			if (call_selected(in, &r->calls[i])) {
+				json_call(&w, in, &r->calls[i]);
+				json_put_element(out, &w, first);
+				first = false;
+			}
 		}
 	}
 	fputc(']', out);

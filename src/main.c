@@ -288,6 +288,7 @@ static int run_headless(const struct options *o)
 		.errors = re.list,
 		.error_count = re.count,
 		.filter = &o->filter,
+		.threads = o->run.cores,
 	};
 	/* the report is written in many small pieces: buffer them */
 	setvbuf(stdout, NULL, _IOFBF, 1u << 20);
@@ -312,6 +313,11 @@ static int run_headless(const struct options *o)
 	}
 	eng_result_free(res);
 	cap_merge_free(merge);
+	if (getenv("SIPNAB_TIMING")) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		fprintf(stderr, "sipnab: timing: free     %.3f s\n",
+			(double)(t0.tv_sec - t1.tv_sec) + (double)(t0.tv_nsec - t1.tv_nsec) / 1e9);
+	}
 	for (size_t i = 0; i < re.count; i++) {
 		free((char *)re.list[i].message);
 	}

@@ -41,6 +41,21 @@ for n in 1 2 3; do
 		"$(json_get "$TMPD/j.json" capture.sip_messages)" 1
 done
 
+# selections render the calls array on several threads too (300 calls: several blocks)
+"$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --problems --cores 1 >"$TMPD/p1.json"
+"$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --problems --cores 3 >"$TMPD/p3.json"
+if cmp -s "$TMPD/p1.json" "$TMPD/p3.json"; then
+	pass "carrier --problems --cores 3 = --cores 1"
+else
+	fail "carrier --problems --cores 3 differs from --cores 1"
+fi
+# the reader's paths: the one-thread split reader and the single reader with workers
+SIPNAB_FORCE_SPLIT=1 "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --cores 1 >"$TMPD/s1.json"
+SIPNAB_NO_SPLIT=1 "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --cores 2 >"$TMPD/s2.json"
+"$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --cores 1 >"$TMPD/s0.json"
+expect_eq "split reader on one thread" "$(cmp -s "$TMPD/s0.json" "$TMPD/s1.json" && echo same)" same
+expect_eq "single reader with a worker" "$(cmp -s "$TMPD/s0.json" "$TMPD/s2.json" && echo same)" same
+
 set -- "$SIPNAB_CORPUS"/pcap/*.pcap "$TMPD/carrier.pcap" "$TMPD/clockjump.pcap"
 if [ -d "$PUBLIC" ]; then
 	set -- "$@" "$PUBLIC"/*.pcap

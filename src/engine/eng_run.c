@@ -2,16 +2,24 @@
  * eng_run.c - run the engine over a set of inputs on N cores and build the result.
  *
  * cores == 1: the calling thread reads and analyses every record itself.
- * cores == N > 1: the calling thread reads (cap_merge) and shards each record by the unordered
+ * cores == N > 1 and one mapped input file: eng_split.c - every thread reads chunks of the
+ * file and analyses one share of the host pairs (the reader is not one thread).
+ * cores == N > 1 otherwise (several inputs merged by time, gzip, pipes): the calling thread
+ * reads (cap_merge) and shards each record by the unordered
  * pair of its outermost IP addresses (cap_record_host_hash()) to one of N shards, so all
  * packets between two hosts - every fragment, TCP segment and RTP packet of them - reach the
  * same engine in capture order. Shard 0 is analysed by the calling thread itself between
  * reads, shards 1..N-1 by N-1 worker threads: N threads in all, one per core, none of them
  * only waiting. Records travel in batches of ENG_BATCH descriptors; the record
- * bytes are not copied (readers keep them valid until they are freed). Each worker owns one
+ * bytes are not copied (readers keep them valid until they are freed, or, for streamed input,
+ * until give_back() sees every worker past them). Each worker owns one
  * struct eng; nothing is shared between workers, so they take no locks. When the input ends,
  * eng_result_build() merges the workers' outputs deterministically: the result is the same
- * for every N.
+ * for every N and either path.
+ *
+ * Environment (benchmarks and tests): SIPNAB_TIMING=1 prints the phases; SIPNAB_NO_SPLIT=1
+ * uses the single reader for a mapped file too; SIPNAB_FORCE_SPLIT=1 uses eng_split.c even
+ * with one core.
  *
  * Hand-off: per worker an sn_queue of full batches and one of empty batches; a fixed number
  * of batches per worker bounds the memory in flight and makes the reader wait (offline input
@@ -163,7 +171,7 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	uint64_t released = 0;
 	double t0 = now_s();
 
-	if (n == 1) {
+	if (n == 1 && !getenv("SIPNAB_FORCE_SPLIT")) {
 		return run_single(m, &cfg->eng, on_error, user);
 	}
 	if (cap_merge_single(m) && !getenv("SIPNAB_NO_SPLIT")) {

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <glib.h>
 
@@ -99,6 +100,7 @@ struct split_thread {
 	struct split *sp;
 	uint32_t id;
 	uint64_t next; /* next chunk this thread analyses */
+	uint64_t records, scanned; /* for SIPNAB_TIMING */
 	GThread *thread;
 };
 
@@ -256,6 +258,7 @@ static void analyse(struct split_thread *t, uint64_t c)
 	for (uint32_t i = 0; i < l->n; i++) {
 		eng_packet(e, &l->v[i]);
 	}
+	t->records += l->n;
 }
 
 static gpointer split_main(gpointer arg)
@@ -300,6 +303,7 @@ static gpointer split_main(gpointer arg)
 		if (s) {
 			pthread_mutex_unlock(&sp->lock);
 			scan(sp, s);
+			t->scanned++;
 			pthread_mutex_lock(&sp->lock);
 			s->state = SLOT_SCANNED;
 			verify(sp);
@@ -311,6 +315,14 @@ static gpointer split_main(gpointer arg)
 		pthread_mutex_unlock(&sp->lock);
 	}
 	eng_finish(sp->engines[t->id]);
+	if (getenv("SIPNAB_TIMING")) {
+		struct timespec cpu;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+		fprintf(stderr, "sipnab: timing: thread %u: %.3f s cpu, %llu records, %llu scanned\n",
+			t->id, (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9,
+			(unsigned long long)t->records, (unsigned long long)t->scanned);
+	}
 	return NULL;
 }
 
