@@ -1,7 +1,8 @@
 /*
- * check_cap_reader.c - tests for capture file input (cap_reader.c) and the timestamp merge
- * (cap_merge.c). Captures are built byte by byte in memory, written to a private temp
- * directory, and read back; every field of every record is checked.
+ * check_cap_reader.c - tests for capture file input (cap_reader.c), reading it in byte ranges
+ * with cursors, and the timestamp merge (cap_merge.c). Captures are built byte by byte in
+ * memory, written to a private temp directory, and read back; every field of every record is
+ * checked.
  */
 #include "config.h"
 
@@ -932,6 +933,744 @@ START_TEST(test_cap_merge_reports_a_truncated_input_once_and_goes_on)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- range reading (cursors) */
+
+#define LOG_MAX 256
+
+/* Records as a reader or a cursor returned them, with their bytes copied, and how it ended. */
+struct rec_log {
+	size_t n;
+	struct cap_record rec[LOG_MAX];
+	uint8_t data[16384];
+	size_t data_len;
+	enum sn_status end;
+	struct sn_diag err;
+};
+
+static struct rec_log *log_new(void)
+{
+	struct rec_log *log = calloc(1, sizeof(*log));
+
+	ck_assert_ptr_nonnull(log);
+	return log;
+}
+
+static void log_add(struct rec_log *log, const struct cap_record *rec)
+{
+	ck_assert_uint_lt(log->n, LOG_MAX);
+	ck_assert_uint_le(log->data_len + rec->caplen, sizeof(log->data));
+	memcpy(log->data + log->data_len, rec->data, rec->caplen);
+	log->rec[log->n] = *rec;
+	log->rec[log->n].data = log->data + log->data_len;
+	log->data_len += rec->caplen;
+	log->n++;
+}
+
+/* What cap_reader_next() returns for @p path: the reference for range reading. */
+static struct rec_log *log_sequential(const char *path)
+{
+	struct rec_log *log = log_new();
+	struct cap_reader *r = open_ok(path);
+	struct cap_record rec;
+	enum sn_status st;
+
+	while ((st = cap_reader_next(r, &rec)) == SN_OK) {
+		log_add(log, &rec);
+	}
+	log->end = st;
+	log->err = *cap_reader_error(r);
+	cap_reader_free(r);
+	return log;
+}
+
+/* @p rec is record @p i of @p log: same offset, time, lengths, link type, interface, bytes. */
+static void expect_log_rec(const struct rec_log *log, size_t i, const struct cap_record *rec)
+{
+	const struct cap_record *want;
+
+	ck_assert_uint_lt(i, log->n);
+	want = &log->rec[i];
+	ck_assert_uint_eq(rec->offset, want->offset);
+	ck_assert_int_eq(rec->ts_ns, want->ts_ns);
+	ck_assert_uint_eq(rec->caplen, want->caplen);
+	ck_assert_uint_eq(rec->origlen, want->origlen);
+	ck_assert_uint_eq(rec->linktype, want->linktype);
+	ck_assert_uint_eq(rec->ifindex, want->ifindex);
+	ck_assert_uint_eq(rec->file_index, 0);
+	ck_assert(memcmp(rec->data, want->data, rec->caplen) == 0);
+}
+
+/* The end of a range reading that stopped on @p st matches the reader's end. */
+static void expect_log_end(const struct rec_log *log, enum sn_status st, const struct cap_cursor *c)
+{
+	ck_assert_int_eq(st, log->end);
+	if (st != SN_ENOTFOUND) {
+		ck_assert_uint_eq(cap_cursor_error(c)->offset, log->err.offset);
+		ck_assert_str_eq(cap_cursor_error(c)->msg, log->err.msg);
+	}
+}
+
+/*
+ * Read @p path in ranges of @p range_len bytes chained as threads hand ranges to each other:
+ * each range with the other of two cursors, starting with the state and at the position the
+ * range before ended with (cap_cursor_copy_state(), cap_cursor_pos()). Every record must be
+ * the next one of @p log, and the input must end as it did for the reader.
+ */
+static void read_chained(const char *path, size_t range_len, const struct rec_log *log)
+{
+	struct cap_reader *r = open_ok(path);
+	struct cap_cursor *tmpl;
+	struct cap_cursor *cur[2];
+	struct cap_record rec;
+	enum sn_status st = SN_ENOTFOUND;
+	size_t first, end;
+	size_t i = 0;
+	size_t k = 0;
+
+	tmpl = cap_reader_split_begin(r, &first, &end);
+	ck_assert_ptr_nonnull(tmpl);
+	cur[0] = cap_cursor_new(tmpl);
+	cur[1] = cap_cursor_new(tmpl);
+	ck_assert_uint_eq(cap_cursor_pos(cur[0]), first);
+	for (size_t lo = first;; lo += range_len, k++) {
+		struct cap_cursor *c = cur[k % 2];
+		size_t hi = SN_MIN(lo + range_len, end);
+
+		if (k > 0) {
+			cap_cursor_copy_state(c, cur[(k + 1) % 2]);
+		}
+		cap_cursor_seek(c, cap_cursor_pos(c), hi, false);
+		while ((st = cap_cursor_next(c, &rec)) == SN_OK) {
+			ck_assert_uint_ge(rec.offset, lo);
+			ck_assert_uint_lt(rec.offset, hi);
+			expect_log_rec(log, i++, &rec);
+		}
+		if (st != SN_ENOTFOUND) {
+			expect_log_end(log, st, c);
+			break;
+		}
+		ck_assert_uint_ge(cap_cursor_pos(c), hi);
+		if (hi == end) {
+			ck_assert_uint_eq(cap_cursor_pos(c), end);
+			break;
+		}
+	}
+	ck_assert_uint_eq(i, log->n);
+	ck_assert_int_eq(st, log->end);
+	cap_cursor_free(cur[0]);
+	cap_cursor_free(cur[1]);
+	cap_cursor_free(tmpl);
+	cap_reader_free(r);
+}
+
+/* Read a range from @p c's position into @p out (emptied first); returns how it stopped. */
+static enum sn_status read_range(struct cap_cursor *c, struct rec_log *out)
+{
+	struct cap_record rec;
+	enum sn_status st;
+
+	out->n = 0;
+	out->data_len = 0;
+	while ((st = cap_cursor_next(c, &rec)) == SN_OK) {
+		log_add(out, &rec);
+	}
+	return st;
+}
+
+/*
+ * Read @p path in ranges of @p range_len bytes the way the header prescribes for threads that
+ * do not wait for each other: every range but the first starts speculatively at its
+ * resynchronised first record; then, in order, a range is kept only if it starts where the
+ * range before it ended, needed nothing from before it (cap_cursor_needs_prev()) and no range
+ * before it changed the pcapng state (cap_cursor_changed()); else it is read again from where
+ * the range before ended, with that range's state. The records kept must be exactly those of
+ * @p log, ending as the reader ended. Returns the number of ranges read again.
+ */
+static size_t read_verified(const char *path, size_t range_len, const struct rec_log *log)
+{
+	struct cap_reader *r = open_ok(path);
+	struct rec_log *got = log_new();
+	struct cap_cursor *tmpl;
+	struct cap_cursor *state;
+	struct cap_cursor *c;
+	enum sn_status st = SN_ENOTFOUND;
+	size_t first, end, expect;
+	size_t i = 0;
+	size_t rereads = 0;
+	bool dirty = false;
+
+	tmpl = cap_reader_split_begin(r, &first, &end);
+	ck_assert_ptr_nonnull(tmpl);
+	state = cap_cursor_new(tmpl);
+	c = cap_cursor_new(tmpl);
+	expect = first;
+	for (size_t lo = first;; lo += range_len) {
+		size_t hi = SN_MIN(lo + range_len, end);
+		size_t start = 0;
+		bool keep;
+
+		cap_cursor_copy_state(c, tmpl);
+		if (lo == first) {
+			cap_cursor_seek(c, first, hi, false);
+			st = read_range(c, got);
+			keep = true;
+		} else if (cap_cursor_resync(c, lo, hi, &start) == SN_OK) {
+			cap_cursor_seek(c, start, hi, true);
+			st = read_range(c, got);
+			keep = start == expect && !dirty && !cap_cursor_needs_prev(c);
+		} else {
+			keep = false;
+		}
+		if (!keep) {
+			rereads++;
+			cap_cursor_copy_state(c, state);
+			cap_cursor_seek(c, expect, hi, false);
+			st = read_range(c, got);
+		}
+		for (size_t j = 0; j < got->n; j++) {
+			expect_log_rec(log, i++, &got->rec[j]);
+		}
+		if (st != SN_ENOTFOUND) {
+			expect_log_end(log, st, c);
+			break;
+		}
+		expect = cap_cursor_pos(c);
+		dirty = dirty || cap_cursor_changed(c);
+		cap_cursor_copy_state(state, c);
+		if (hi == end) {
+			break;
+		}
+	}
+	ck_assert_uint_eq(i, log->n);
+	ck_assert_int_eq(st, log->end);
+	cap_cursor_free(c);
+	cap_cursor_free(state);
+	cap_cursor_free(tmpl);
+	cap_reader_free(r);
+	free(got);
+	return rereads;
+}
+
+static const size_t range_lens[] = {1, 3, 16, 17, 64, 100, 256, 1000, 100000};
+
+/* Records i = 0..count-1: i s after 1700000000, 1..150 bytes k0+i, k0+i+1, ... */
+static void pcap_many(struct tbuf *t, uint32_t count)
+{
+	pcap_hdr(t, 0xa1b2c3d4u, 65535, 1);
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t incl = 1 + i * 37 % 150;
+
+		pcap_rec(t, 1700000000 + i, i * 7919 % 1000000, incl, incl + i % 3, (uint8_t)i);
+	}
+}
+
+/* A whole pcap file (header and 9 records of 4 bytes, times near @p sec) as a record's data. */
+static size_t pcap_rec_with_pcap(struct tbuf *t, uint32_t sec)
+{
+	size_t inner;
+
+	put32(t, sec);
+	put32(t, 0);
+	put32(t, 24 + 9 * 20);
+	put32(t, 24 + 9 * 20);
+	pcap_hdr(t, 0xa1b2c3d4u, 65535, 1);
+	inner = t->n;
+	for (uint32_t j = 0; j < 9; j++) {
+		pcap_rec(t, sec + j, j * 1000, 4, 4, (uint8_t)(0x80 + j));
+	}
+	return inner;
+}
+
+/* An interface statistics block with an opt_comment of @p comment_len bytes. */
+static size_t png_isb(struct tbuf *t, uint16_t comment_len)
+{
+	size_t s = blk_begin(t, 5);
+
+	put32(t, 0);
+	put32(t, 0);
+	put32(t, 0);
+	put16(t, 1);
+	put16(t, comment_len);
+	for (uint16_t i = 0; i < comment_len; i++) {
+		put8(t, 'c');
+	}
+	pad4(t);
+	put16(t, 0);
+	put16(t, 0);
+	blk_end(t, s);
+	return s;
+}
+
+START_TEST(test_cap_cursor_ranges_chained_by_position_give_the_reader_records)
+{
+	struct tbuf t = {.be = false};
+	struct png_layout lay;
+	const char *paths[3];
+
+	pcap_many(&t, 60);
+	paths[0] = tmp_write(t.b, t.n);
+	build_pcap(&t, true, 0xa1b23c4du);
+	t.b[t.n - 5] = 9; /* record 3: origlen 4 -> 9, a valid record */
+	paths[1] = tmp_write(t.b, t.n);
+	build_pcapng(&t, false, &lay); /* two sections, other byte order, SPB, OPB */
+	paths[2] = tmp_write(t.b, t.n);
+	for (size_t p = 0; p < SN_ARRAY_SIZE(paths); p++) {
+		struct rec_log *log = log_sequential(paths[p]);
+
+		ck_assert_int_eq(log->end, SN_ENOTFOUND);
+		ck_assert_uint_ge(log->n, 3);
+		for (size_t k = 0; k < SN_ARRAY_SIZE(range_lens); k++) {
+			read_chained(paths[p], range_lens[k], log);
+		}
+		free(log);
+	}
+}
+END_TEST
+
+START_TEST(test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges)
+{
+	struct tbuf t = {.be = false};
+	struct cap_reader *r;
+	struct cap_cursor *c;
+	struct cap_record rec;
+	size_t first = 1;
+	size_t end = 1;
+
+	build_pcap(&t, false, 0xa1b2c3d4u);
+	r = open_ok(tmp_write_gz(t.b, t.n, 1));
+	ck_assert_ptr_null(cap_reader_split_begin(r, &first, &end));
+	cap_reader_free(r);
+
+	memset(&t, 0, sizeof(t));
+	png_shb(&t);
+	png_idb(&t, 1, 0, -1, false, 0);
+	png_isb(&t, 3);
+	r = open_ok(tmp_write(t.b, t.n));
+	ck_assert_ptr_null(cap_reader_split_begin(r, &first, &end));
+	cap_reader_free(r);
+
+	memset(&t, 0, sizeof(t));
+	pcap_hdr(&t, 0xa1b2c3d4u, 0, 1);
+	r = open_ok(tmp_write(t.b, t.n));
+	c = cap_reader_split_begin(r, &first, &end);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(first, 24);
+	ck_assert_uint_eq(end, 24);
+	cap_cursor_seek(c, first, end, false);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_ENOTFOUND);
+	cap_cursor_free(c);
+	cap_reader_free(r);
+}
+END_TEST
+
+START_TEST(test_cap_cursor_resync_finds_every_record_boundary_of_an_ordinary_file)
+{
+	struct tbuf t = {.be = false};
+	size_t blocks[64];
+	size_t nblocks = 0;
+	const char *paths[2];
+	size_t *want[2];
+	size_t nwant[2];
+	struct rec_log *log;
+
+	pcap_many(&t, 60);
+	paths[0] = tmp_write(t.b, t.n);
+	log = log_sequential(paths[0]);
+	want[0] = calloc(log->n, sizeof(size_t));
+	ck_assert_ptr_nonnull(want[0]);
+	for (size_t i = 0; i < log->n; i++) {
+		want[0][i] = log->rec[i].offset;
+	}
+	nwant[0] = log->n;
+	free(log);
+
+	/* one pcapng section: EPBs, an ISB, an SPB and an OPB are all block boundaries */
+	memset(&t, 0, sizeof(t));
+	png_shb(&t);
+	png_idb(&t, 1, 0, -1, false, 0);
+	for (uint32_t i = 0; i < 40; i++) {
+		if (i == 10) {
+			blocks[nblocks++] = png_isb(&t, 21);
+		}
+		if (i == 20) {
+			blocks[nblocks++] = png_spb(&t, 30, 30, 7);
+		}
+		if (i == 30) {
+			blocks[nblocks++] = png_opb(&t, 0, 5000000, 9, 9, 8);
+		}
+		blocks[nblocks++] = png_epb(&t, 0, 1700000000000000ULL + i * 20000, 1 + i * 13 % 40,
+					    60, (uint8_t)i);
+	}
+	paths[1] = tmp_write(t.b, t.n);
+	want[1] = blocks;
+	nwant[1] = nblocks;
+
+	for (size_t p = 0; p < 2; p++) {
+		struct cap_reader *r = open_ok(paths[p]);
+		size_t first, end, at;
+		struct cap_cursor *c = cap_reader_split_begin(r, &first, &end);
+		size_t next = 0;
+
+		ck_assert_ptr_nonnull(c);
+		ck_assert_uint_eq(first, want[p][0]);
+		for (size_t lo = first; lo < end; lo++) {
+			while (next < nwant[p] && want[p][next] < lo) {
+				next++;
+			}
+			if (next == nwant[p]) {
+				ck_assert_int_eq(cap_cursor_resync(c, lo, end, &at), SN_ENOTFOUND);
+				continue;
+			}
+			ck_assert_int_eq(cap_cursor_resync(c, lo, end, &at), SN_OK);
+			ck_assert_msg(at == want[p][next],
+				      "file %zu: resync from %zu: %zu, not %zu", p, lo, at,
+				      want[p][next]);
+			/* the limit is exclusive */
+			ck_assert_int_eq(cap_cursor_resync(c, lo, at + 1, &at), SN_OK);
+			if (at > lo) {
+				ck_assert_int_eq(cap_cursor_resync(c, lo, at, &at), SN_ENOTFOUND);
+			}
+		}
+		cap_cursor_free(c);
+		cap_reader_free(r);
+	}
+	free(want[0]);
+}
+END_TEST
+
+START_TEST(test_cap_cursor_resync_is_fooled_by_a_pcap_inside_a_packet_and_the_chain_catches_it)
+{
+	struct tbuf t = {.be = false};
+	struct cap_reader *r;
+	struct cap_cursor *tmpl;
+	struct cap_cursor *a;
+	struct cap_cursor *b;
+	struct cap_record rec;
+	struct rec_log *log;
+	size_t first, end, at, lo;
+	size_t carrier = 0;
+	size_t inner = 0;
+	const char *path;
+	size_t i = 0;
+
+	pcap_hdr(&t, 0xa1b2c3d4u, 65535, 1);
+	for (uint32_t k = 0; k < 12; k++) {
+		if (k == 5) {
+			carrier = t.n;
+			inner = pcap_rec_with_pcap(&t, 1700000000 + k);
+		} else {
+			pcap_rec(&t, 1700000000 + k, k * 1000, 20 + k, 20 + k, (uint8_t)k);
+		}
+	}
+	path = tmp_write(t.b, t.n);
+	log = log_sequential(path);
+	ck_assert_uint_eq(log->n, 12);
+	ck_assert_uint_eq(log->rec[5].offset, carrier);
+
+	r = open_ok(path);
+	tmpl = cap_reader_split_begin(r, &first, &end);
+	ck_assert_ptr_nonnull(tmpl);
+	/* from inside the stored file's header, its records chain: resync lands on the first */
+	lo = carrier + 16 + 4;
+	ck_assert_int_eq(cap_cursor_resync(tmpl, lo, end, &at), SN_OK);
+	ck_assert_uint_eq(at, inner);
+	for (size_t k = 0; k < log->n; k++) {
+		ck_assert_uint_ne(log->rec[k].offset, at);
+	}
+	/* read speculatively from there: a record no sequential reader returns */
+	b = cap_cursor_new(tmpl);
+	cap_cursor_seek(b, at, end, true);
+	ck_assert_int_eq(cap_cursor_next(b, &rec), SN_OK);
+	ck_assert_uint_eq(rec.offset, inner);
+	ck_assert_uint_eq(rec.caplen, 4);
+	/* the range before, read from the start, ends at the real boundary: the check fails */
+	a = cap_cursor_new(tmpl);
+	cap_cursor_seek(a, first, lo, false);
+	while (cap_cursor_next(a, &rec) == SN_OK) {
+		expect_log_rec(log, i++, &rec);
+	}
+	ck_assert_uint_eq(i, 6);
+	ck_assert_uint_eq(cap_cursor_pos(a), log->rec[6].offset);
+	ck_assert_uint_ne(cap_cursor_pos(a), at);
+	/* read again from there with that state: the reader's records */
+	cap_cursor_copy_state(b, a);
+	cap_cursor_seek(b, cap_cursor_pos(a), end, false);
+	while (cap_cursor_next(b, &rec) == SN_OK) {
+		expect_log_rec(log, i++, &rec);
+	}
+	ck_assert_uint_eq(i, log->n);
+	cap_cursor_free(a);
+	cap_cursor_free(b);
+	cap_cursor_free(tmpl);
+	cap_reader_free(r);
+
+	/* the whole protocol: ranges read again where needed, the reader's records */
+	ck_assert_uint_ge(read_verified(path, lo - first, log), 1);
+	for (size_t k = 0; k < SN_ARRAY_SIZE(range_lens); k++) {
+		read_verified(path, range_lens[k], log);
+	}
+	free(log);
+}
+END_TEST
+
+START_TEST(test_cap_cursor_needs_prev_when_a_speculative_range_starts_with_spbs)
+{
+	struct tbuf t = {.be = false};
+	struct cap_reader *r;
+	struct cap_cursor *tmpl;
+	struct cap_cursor *c;
+	struct cap_record rec;
+	size_t first, end, spb1, epb3;
+
+	png_shb(&t);
+	png_idb(&t, 1, 0, -1, false, 0);
+	png_epb(&t, 0, 1000, 4, 4, 0);
+	spb1 = png_spb(&t, 4, 4, 1);
+	png_spb(&t, 4, 4, 2);
+	epb3 = png_epb(&t, 0, 5000, 4, 4, 3);
+	png_spb(&t, 4, 4, 4);
+	png_epb(&t, 0, 9000, 4, 4, 5);
+	r = open_ok(tmp_write(t.b, t.n));
+	tmpl = cap_reader_split_begin(r, &first, &end);
+	ck_assert_ptr_nonnull(tmpl);
+	c = cap_cursor_new(tmpl);
+
+	/* starts at an SPB: its time is the packet's before the range */
+	cap_cursor_seek(c, spb1, end, true);
+	ck_assert(!cap_cursor_needs_prev(c));
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_OK);
+	ck_assert_uint_eq(rec.offset, spb1);
+	ck_assert(cap_cursor_needs_prev(c));
+
+	/* starts at an EPB: the SPB after it takes its time from inside the range */
+	cap_cursor_seek(c, epb3, end, true);
+	ck_assert(!cap_cursor_needs_prev(c));
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_OK);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_OK);
+	ck_assert_int_eq(rec.ts_ns, 5000000);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_OK);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_ENOTFOUND);
+	ck_assert(!cap_cursor_needs_prev(c));
+
+	/* chained from the range before, not speculative: the time is known */
+	cap_cursor_copy_state(c, tmpl);
+	cap_cursor_seek(c, first, spb1, false);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_OK);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_ENOTFOUND);
+	ck_assert_uint_eq(cap_cursor_pos(c), spb1);
+	cap_cursor_seek(c, spb1, end, false);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_OK);
+	ck_assert_uint_eq(rec.offset, spb1);
+	ck_assert_int_eq(rec.ts_ns, 1000000);
+	ck_assert(!cap_cursor_needs_prev(c));
+	cap_cursor_free(c);
+	cap_cursor_free(tmpl);
+	cap_reader_free(r);
+}
+END_TEST
+
+START_TEST(test_cap_cursor_changed_after_an_idb_or_a_section_header)
+{
+	struct tbuf t = {.be = false};
+	struct cap_reader *r;
+	struct cap_cursor *tmpl;
+	struct cap_cursor *c;
+	struct cap_cursor *d;
+	struct cap_record rec;
+	size_t first, end, idb1, epb2, shb2;
+
+	png_shb(&t);
+	png_idb(&t, 1, 0, -1, false, 0);
+	png_epb(&t, 0, 1000, 4, 4, 0);
+	png_epb(&t, 0, 2000, 4, 4, 1);
+	idb1 = t.n;
+	png_idb(&t, 101, 0, -1, false, 0);
+	epb2 = png_epb(&t, 1, 3000, 4, 4, 2);
+	shb2 = t.n;
+	t.be = true;
+	png_shb(&t);
+	png_idb(&t, 113, 0, -1, false, 0);
+	png_epb(&t, 0, 4000, 4, 4, 3);
+	r = open_ok(tmp_write(t.b, t.n));
+	tmpl = cap_reader_split_begin(r, &first, &end);
+	ck_assert_ptr_nonnull(tmpl);
+	c = cap_cursor_new(tmpl);
+
+	/* a range that stops right at the IDB does not read it */
+	cap_cursor_seek(c, first, idb1, false);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_OK);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_OK);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_ENOTFOUND);
+	ck_assert_uint_eq(cap_cursor_pos(c), idb1);
+	ck_assert(!cap_cursor_changed(c));
+	/* one that holds only its start reads it, and stops before the packet after it */
+	cap_cursor_seek(c, idb1, idb1 + 1, false);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_ENOTFOUND);
+	ck_assert_uint_eq(cap_cursor_pos(c), epb2);
+	ck_assert(cap_cursor_changed(c));
+	/* the next range uses the new interface; changed is per range */
+	cap_cursor_seek(c, epb2, epb2 + 1, false);
+	ck_assert(!cap_cursor_changed(c));
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_OK);
+	ck_assert_uint_eq(rec.linktype, 101);
+	ck_assert_uint_eq(rec.ifindex, 1);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_ENOTFOUND);
+	ck_assert(!cap_cursor_changed(c));
+	ck_assert_uint_eq(cap_cursor_pos(c), shb2);
+	/* a section header in the other byte order */
+	cap_cursor_seek(c, shb2, end, false);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_OK);
+	ck_assert_uint_eq(rec.linktype, 113);
+	ck_assert_int_eq(rec.ts_ns, 4000000);
+	ck_assert(cap_cursor_changed(c));
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_ENOTFOUND);
+
+	/* why a range after a change must be read again: with the state of the start, the
+	 * packet block names an interface that does not exist */
+	d = cap_cursor_new(tmpl);
+	cap_cursor_seek(d, epb2, end, true);
+	ck_assert_int_eq(cap_cursor_next(d, &rec), SN_EPARSE);
+	ck_assert_uint_eq(cap_cursor_error(d)->offset, epb2);
+	cap_cursor_free(d);
+	cap_cursor_free(c);
+	cap_cursor_free(tmpl);
+	cap_reader_free(r);
+}
+END_TEST
+
+START_TEST(test_cap_cursor_reports_truncation_and_corruption_like_the_reader)
+{
+	struct tbuf t = {.be = false};
+	struct png_layout lay;
+	struct rec_log *log;
+	const char *paths[5];
+	size_t rec20;
+
+	pcap_many(&t, 30);
+	log = log_sequential(tmp_write(t.b, t.n));
+	rec20 = log->rec[20].offset;
+	free(log);
+	paths[0] = tmp_write(t.b, rec20 + 10);	   /* inside a record header */
+	paths[1] = tmp_write(t.b, rec20 + 16 + 1); /* inside its data */
+	t.b[rec20 + 8] = 0xff;
+	t.b[rec20 + 9] = 0xff;
+	t.b[rec20 + 10] = 0xff;
+	t.b[rec20 + 11] = 0x7f; /* captured length 0x7fffffff */
+	paths[2] = tmp_write(t.b, t.n);
+	build_pcapng(&t, false, &lay);
+	paths[3] = tmp_write(t.b, lay.epb3 + 20);
+	t.b[lay.spb + 4] = 13; /* block length not a multiple of 4 */
+	paths[4] = tmp_write(t.b, t.n);
+	for (size_t p = 0; p < SN_ARRAY_SIZE(paths); p++) {
+		log = log_sequential(paths[p]);
+		ck_assert_int_eq(log->end, p == 2 || p == 4 ? SN_EPARSE : SN_ETRUNC);
+		ck_assert_uint_eq(log->n, p < 3 ? 20 : p == 3 ? 5 : 2);
+		for (size_t k = 0; k < SN_ARRAY_SIZE(range_lens); k++) {
+			read_chained(paths[p], range_lens[k], log);
+			read_verified(paths[p], range_lens[k], log);
+		}
+		/* ranges that start exactly at the damaged record, and inside it */
+		read_verified(paths[p], log->err.offset - log->rec[0].offset, log);
+		read_verified(paths[p], (log->err.offset - log->rec[0].offset + 5) / 2, log);
+		free(log);
+	}
+}
+END_TEST
+
+START_TEST(test_cap_cursor_verified_ranges_give_the_reader_records)
+{
+	static struct tbuf inner;
+	struct tbuf t = {.be = false};
+	struct png_layout lay;
+	const char *paths[4];
+
+	pcap_many(&t, 60);
+	paths[0] = tmp_write(t.b, t.n);
+	build_pcapng(&t, true, &lay);
+	paths[1] = tmp_write(t.b, t.n);
+	/* an IDB in the middle, SPBs after EPBs */
+	memset(&t, 0, sizeof(t));
+	png_shb(&t);
+	png_idb(&t, 1, 0, -1, false, 0);
+	for (uint32_t i = 0; i < 40; i++) {
+		if (i == 15) {
+			png_idb(&t, 101, 0, 9, false, 0);
+		}
+		if (i % 4 == 3) {
+			png_spb(&t, 10 + i, 10 + i, (uint8_t)i);
+		} else {
+			png_epb(&t, i >= 15 ? i % 2 : 0, 1700000000000000ULL + i * 1000, 5 + i,
+				5 + i, (uint8_t)i);
+		}
+	}
+	paths[2] = tmp_write(t.b, t.n);
+	/* a pcapng stored in a packet (aligned: resynchronisation can land on it) */
+	png_shb(&inner);
+	png_idb(&inner, 1, 0, -1, false, 0);
+	for (uint32_t j = 0; j < 9; j++) {
+		png_epb(&inner, 0, 1000 + j, 4, 4, (uint8_t)j);
+	}
+	memset(&t, 0, sizeof(t));
+	png_shb(&t);
+	png_idb(&t, 1, 0, -1, false, 0);
+	for (uint32_t i = 0; i < 20; i++) {
+		png_epb(&t, 0, 1700000000000000ULL + i * 1000, 7 + i, 7 + i, (uint8_t)i);
+		if (i == 8) {
+			size_t s = blk_begin(&t, 6);
+
+			put32(&t, 0);
+			put32(&t, 0);
+			put32(&t, 1);
+			put32(&t, (uint32_t)inner.n);
+			put32(&t, (uint32_t)inner.n);
+			put_bytes(&t, inner.b, inner.n);
+			blk_end(&t, s);
+		}
+	}
+	paths[3] = tmp_write(t.b, t.n);
+	for (size_t p = 0; p < SN_ARRAY_SIZE(paths); p++) {
+		struct rec_log *log = log_sequential(paths[p]);
+
+		ck_assert_int_eq(log->end, SN_ENOTFOUND);
+		for (size_t k = 0; k < SN_ARRAY_SIZE(range_lens); k++) {
+			read_verified(paths[p], range_lens[k], log);
+		}
+		free(log);
+	}
+}
+END_TEST
+
+/*
+ * An SPB takes the time of the packet before it, which can be two ranges back: here the
+ * range before the SPB's holds nothing but an ISB. That range starts where the one before it
+ * ended and reads no SPB, so it is kept as read speculatively; the SPB's range, read again
+ * with its state, must still give the SPB the time of the EPB before the ISB.
+ */
+START_TEST(test_cap_cursor_verified_ranges_keep_the_spb_time_across_a_range_without_packets)
+{
+	struct tbuf t = {.be = false};
+	struct rec_log *log;
+	size_t epb0, isb, spb;
+	const char *path;
+
+	png_shb(&t);
+	png_idb(&t, 1, 0, -1, false, 0);
+	epb0 = png_epb(&t, 0, 1700000000000001ULL, 4, 4, 0);
+	png_epb(&t, 0, 1700000000000002ULL, 4, 4, 1);
+	isb = png_isb(&t, 60);
+	spb = png_spb(&t, 4, 4, 2);
+	png_epb(&t, 0, 1700000000000003ULL, 4, 4, 3);
+	ck_assert_uint_ge(spb - isb, isb - epb0); /* the ISB fills the range after the EPBs */
+	path = tmp_write(t.b, t.n);
+	log = log_sequential(path);
+	ck_assert_uint_eq(log->n, 4);
+	ck_assert_int_eq(log->rec[2].ts_ns, 1700000000000002000LL);
+	read_chained(path, isb - epb0, log);
+	read_verified(path, isb - epb0, log);
+	free(log);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- real captures */
 
 struct known_count {
@@ -1045,6 +1784,20 @@ static Suite *cap_reader_suite(void)
 	CAP_TCASE("merge");
 	tcase_add_test(tc, test_cap_merge_orders_records_by_time_and_keeps_file_order_on_ties);
 	tcase_add_test(tc, test_cap_merge_reports_a_truncated_input_once_and_goes_on);
+	CAP_TCASE("cursor");
+	tcase_add_test(tc, test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges);
+	tcase_add_test(tc, test_cap_cursor_ranges_chained_by_position_give_the_reader_records);
+	tcase_add_test(tc, test_cap_cursor_resync_finds_every_record_boundary_of_an_ordinary_file);
+	tcase_add_test(
+		tc,
+		test_cap_cursor_resync_is_fooled_by_a_pcap_inside_a_packet_and_the_chain_catches_it);
+	tcase_add_test(tc, test_cap_cursor_needs_prev_when_a_speculative_range_starts_with_spbs);
+	tcase_add_test(tc, test_cap_cursor_changed_after_an_idb_or_a_section_header);
+	tcase_add_test(tc, test_cap_cursor_reports_truncation_and_corruption_like_the_reader);
+	tcase_add_test(tc, test_cap_cursor_verified_ranges_give_the_reader_records);
+	tcase_add_test(
+		tc,
+		test_cap_cursor_verified_ranges_keep_the_spb_time_across_a_range_without_packets);
 	CAP_TCASE("real_captures");
 	tcase_add_test(tc, test_cap_reader_counts_records_of_shared_public_captures);
 	tcase_set_timeout(tc, 60);

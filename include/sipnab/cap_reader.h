@@ -128,7 +128,10 @@ void cap_cursor_seek(struct cap_cursor *c, size_t start, size_t stop, bool specu
 enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec);
 /** Offset of the next record or block the cursor would read. */
 size_t cap_cursor_pos(const struct cap_cursor *c);
-/** A speculative range read a pcapng SPB whose timestamp comes from the range before. */
+/**
+ * A speculative pcapng range depends on the range before: it read an SPB (whose timestamp is
+ * the previous packet's) before any timestamp, or it ended without learning one.
+ */
 bool cap_cursor_needs_prev(const struct cap_cursor *c);
 /** The range contained a pcapng SHB or IDB: the state at its end differs from its start. */
 bool cap_cursor_changed(const struct cap_cursor *c);

@@ -1463,6 +1463,9 @@ enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec)
 		return r->err_st;
 	}
 	if (r->pos >= c->stop && r->pos < r->len) {
+		if (r->fmt == CAP_FMT_PCAPNG && !c->ts_known) {
+			c->needs_prev = true; /* as below */
+		}
 		return SN_ENOTFOUND;
 	}
 	if (r->fmt == CAP_FMT_PCAP) {
@@ -1473,13 +1476,18 @@ enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec)
 		if (r->state_changed) {
 			c->changed = true;
 		}
-		if (st != SN_OK) {
-			return st;
-		}
-		if (rec->offset >= c->stop) {
+		if (st == SN_OK && rec->offset >= c->stop) {
 			/* only non-packet blocks before the stop: the packet belongs to the next range */
 			r->pos = rec->offset;
-			return SN_ENOTFOUND;
+			st = SN_ENOTFOUND;
+		}
+		if (st != SN_OK) {
+			if (st == SN_ENOTFOUND && !c->ts_known) {
+				/* a speculative range without a packet timestamp ends with an unknown
+				 * one, which an SPB in the next range would inherit */
+				c->needs_prev = true;
+			}
+			return st;
 		}
 		if (cap_rd32(r, r->buf + rec->offset) == CAP_PCAPNG_SPB) {
 			if (!c->ts_known) {
