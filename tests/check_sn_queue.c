@@ -1,11 +1,13 @@
 /*
- * check_sn_queue.c - the bounded blocking queue used for batch hand-off between threads:
- * FIFO order, blocking at capacity, and no item lost or duplicated across real threads.
+ * check_sn_queue.c - the single-producer single-consumer queue used for batch hand-off
+ * between threads: FIFO order, blocking at capacity and when empty (both sleeping paths,
+ * forced by pauses on the other side), and no item lost or duplicated across real threads.
  */
 #include "config.h"
 
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <check.h>
 
@@ -64,7 +66,54 @@ START_TEST(test_sn_queue_hands_every_item_across_threads_in_order)
 		ck_assert_uint_eq((uintptr_t)sn_queue_pop(&q), i + 1);
 	}
 	pthread_join(t, NULL);
-	ck_assert_uint_eq(q.count, 0);
+	ck_assert_uint_eq(atomic_load(&q.tail) - atomic_load(&q.head), 0);
+	sn_queue_cleanup(&q);
+}
+END_TEST
+
+static void pause_ms(long ms)
+{
+	struct timespec ts = {0, ms * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+#define N_SLOW 2000u
+
+/* the producer pauses now and then: the consumer finds the queue empty and sleeps */
+static void *slow_producer(void *arg)
+{
+	struct prod *p = arg;
+
+	for (uintptr_t i = 0; i < N_SLOW; i++) {
+		if (i % 200 == 0) {
+			pause_ms(2);
+		}
+		sn_queue_push(p->q, (void *)(p->first + i));
+	}
+	return NULL;
+}
+
+START_TEST(test_sn_queue_wakes_a_sleeping_consumer_and_producer)
+{
+	struct sn_queue q;
+	struct prod p;
+	pthread_t t;
+
+	sn_queue_init(&q, 2);
+	p.q = &q;
+	p.first = 7;
+	ck_assert_int_eq(pthread_create(&t, NULL, slow_producer, &p), 0);
+	for (uintptr_t i = 0; i < N_SLOW; i++) {
+		/* ... and the consumer pauses too: the producer finds it full and sleeps */
+		if (i % 300 == 150) {
+			pause_ms(2);
+		}
+		ck_assert_uint_eq((uintptr_t)sn_queue_pop(&q), i + 7);
+	}
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(atomic_load(&q.tail) - atomic_load(&q.head), 0);
+	ck_assert_int_eq(atomic_load(&q.sleepers), 0);
 	sn_queue_cleanup(&q);
 }
 END_TEST
@@ -79,6 +128,7 @@ static Suite *sn_queue_suite(void)
 	tc = tcase_create("threads");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_sn_queue_hands_every_item_across_threads_in_order);
+	tcase_add_test(tc, test_sn_queue_wakes_a_sleeping_consumer_and_producer);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,7 +21,8 @@
  * uses the single reader for a mapped file too; SIPNAB_FORCE_SPLIT=1 uses eng_split.c even
  * with one core.
  *
- * Hand-off: per worker an sn_queue of full batches and one of empty batches; a fixed number
+ * Hand-off: per worker an sn_queue (lock-free single-producer single-consumer ring) of full
+ * batches and one of empty batches; a fixed number
  * of batches per worker bounds the memory in flight and makes the reader wait (offline input
  * is never dropped). Thread: eng_run() is called from one thread; it starts and joins the
  * workers itself.
