@@ -136,10 +136,14 @@ struct rtp_stream {
 	double time_ms;		/* arrival of the last in-time-sequence packet, from first_ns */
 	double delta_ms;	/* last delta */
 	double last_nominal_ms; /* nominal time (ts - first_ts) of the last timed packet */
+	uint32_t pow2_khz;	/* the last power-of-two clock in kHz, 0 = none yet */
+	uint32_t pow2_shift;	/* log2(pow2_khz) */
 
 	/* internal: duplicate window and DTMF state */
 	uint32_t max_ext_seq;		    /* highest extended seq seen */
-	uint64_t seen[RTP_DUP_WINDOW / 64]; /* bit i: max_ext_seq - i was received */
+	uint64_t seen[RTP_DUP_WINDOW / 64]; /* circular: bit x % RTP_DUP_WINDOW, for x in
+					     * (max_ext_seq - RTP_DUP_WINDOW, max_ext_seq]:
+					     * extended seq x was received */
 	uint32_t dtmf_ts;		    /* RTP timestamp of the current event */
 	bool dtmf_active;		    /* an event timestamp is known */
 };

@@ -155,8 +155,42 @@ void rtp_stream_init(struct rtp_stream *s, uint32_t ssrc, int32_t clock_rate, in
 	s->min_jitter_ms = -1;
 }
 
-/* Duplicate / out-of-order window and loss bursts, on extended sequence numbers. */
-static void rtp_stream_track_seq(struct rtp_stream *s, uint16_t seq, uint32_t *flags)
+/*
+ * The duplicate window is circular: bit x mod RTP_DUP_WINDOW stands for extended sequence
+ * number x, for x in (max_ext_seq - RTP_DUP_WINDOW, max_ext_seq]. Moving the top clears the
+ * bits the window leaves, so the usual step of one packet is one bit set, not a shift of the
+ * whole window.
+ */
+_Static_assert((RTP_DUP_WINDOW & (RTP_DUP_WINDOW - 1)) == 0 && RTP_DUP_WINDOW % 64 == 0,
+	       "RTP_DUP_WINDOW must be a power of two and whole words");
+
+static void rtp_seen_set(struct rtp_stream *s, uint32_t x)
+{
+	x %= RTP_DUP_WINDOW;
+	s->seen[x / 64] |= (uint64_t)1 << (x % 64);
+}
+
+/* Clear n < RTP_DUP_WINDOW bits of the window from extended sequence number x on. */
+static void rtp_seen_clear(struct rtp_stream *s, uint32_t x, uint32_t n)
+{
+	x %= RTP_DUP_WINDOW;
+	while (n > 0) {
+		uint32_t b = x % 64;
+		uint32_t k = SN_MIN(64 - b, n);
+		uint64_t m = k == 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1) << b;
+
+		s->seen[x / 64] &= ~m;
+		x = (x + k) % RTP_DUP_WINDOW;
+		n -= k;
+	}
+}
+
+/*
+ * Duplicate / out-of-order window and loss bursts, on extended sequence numbers.
+ * @return RTP_STREAM_F_DUPLICATE or 0 (the helpers return flags rather than set them through a
+ * pointer, which would keep the caller's flags in memory)
+ */
+static uint32_t rtp_stream_track_seq(struct rtp_stream *s, uint16_t seq)
 {
 	int32_t d = (int32_t)((uint16_t)(seq - (uint16_t)s->max_ext_seq));
 	uint32_t i;
@@ -169,21 +203,11 @@ static void rtp_stream_track_seq(struct rtp_stream *s, uint16_t seq, uint32_t *f
 
 		if ((uint32_t)d >= RTP_DUP_WINDOW) {
 			memset(s->seen, 0, sizeof(s->seen));
-		} else {
-			uint32_t words = (uint32_t)d / 64;
-			uint32_t bits = (uint32_t)d % 64;
-
-			for (i = SN_ARRAY_SIZE(s->seen); i-- > 0;) {
-				uint64_t v = i >= words ? s->seen[i - words] << bits : 0;
-
-				if (bits && i > words) {
-					v |= s->seen[i - words - 1] >> (64 - bits);
-				}
-				s->seen[i] = v;
-			}
+		} else if (gap) {
+			rtp_seen_clear(s, s->max_ext_seq + 1, gap);
 		}
-		s->seen[0] |= 1;
 		s->max_ext_seq += (uint32_t)d;
+		rtp_seen_set(s, s->max_ext_seq);
 		if (gap) {
 			s->loss_bursts++;
 			s->gap_lost += gap;
@@ -191,23 +215,24 @@ static void rtp_stream_track_seq(struct rtp_stream *s, uint16_t seq, uint32_t *f
 				s->max_burst_loss = gap;
 			}
 		}
-		return;
+		return 0;
 	}
 	i = (uint32_t)-d;
 	if (i < RTP_DUP_WINDOW) {
-		uint64_t bit = (uint64_t)1 << (i % 64);
+		uint32_t x = (s->max_ext_seq - i) % RTP_DUP_WINDOW;
+		uint64_t bit = (uint64_t)1 << (x % 64);
 
-		if (s->seen[i / 64] & bit) {
+		if (s->seen[x / 64] & bit) {
 			s->duplicates++;
-			*flags |= RTP_STREAM_F_DUPLICATE;
-			return;
+			return RTP_STREAM_F_DUPLICATE;
 		}
-		s->seen[i / 64] |= bit;
+		s->seen[x / 64] |= bit;
 		if (s->gap_lost) {
 			s->gap_lost--;
 		}
 	}
 	s->out_of_order++;
+	return 0;
 }
 
 /* RFC 4733 §2.3: one digit per event; the event is named by its RTP timestamp. */
@@ -239,15 +264,17 @@ static bool rtp_pt_is_cn(uint8_t pt)
 	return pt == RTP_PT_CN || pt == RTP_PT_CN_OLD;
 }
 
-/* Clock rate for a packet's PT, 0 when jitter cannot be computed (Wireshark's rules). */
-static uint32_t rtp_stream_clock(const struct rtp_stream *s, uint8_t pt, uint32_t *flags)
+static bool rtp_stream_is_event(const struct rtp_stream *s, uint8_t pt)
+{
+	return s->te_pt >= 0 && pt == (uint8_t)s->te_pt;
+}
+
+/* Clock rate for a packet's PT other than telephone-event, 0 when jitter cannot be computed
+ * (Wireshark's rules). */
+static uint32_t rtp_stream_clock(const struct rtp_stream *s, uint8_t pt)
 {
 	uint32_t hz;
 
-	if (s->te_pt >= 0 && pt == (uint8_t)s->te_pt) {
-		*flags |= RTP_STREAM_F_EVENT;
-		return 0;
-	}
 	hz = pt < 96 ? rtp_pt_clock_rate(pt) : 0;
 	if (hz == 0) {
 		hz = (uint32_t)s->clock_rate;
@@ -255,8 +282,8 @@ static uint32_t rtp_stream_clock(const struct rtp_stream *s, uint8_t pt, uint32_
 	return hz;
 }
 
-/* Wireshark's sequence-cycle and sequence-error heuristics. */
-static void rtp_stream_seq(struct rtp_stream *s, uint16_t q, bool in_ts, uint32_t *flags)
+/* Wireshark's sequence-cycle and sequence-error heuristics; RTP_STREAM_F_WRONG_SEQ or 0. */
+static uint32_t rtp_stream_seq(struct rtp_stream *s, uint16_t q, bool in_ts)
 {
 	int32_t sn = s->seq_num;
 
@@ -277,11 +304,12 @@ static void rtp_stream_seq(struct rtp_stream *s, uint16_t q, bool in_ts, uint32_
 	} else if (in_ts && (sn + 1 < q || sn - q > 0xFF00)) {
 		s->seq_num = q;
 		s->seq_errors++;
-		*flags |= RTP_STREAM_F_WRONG_SEQ;
+		return RTP_STREAM_F_WRONG_SEQ;
 	} else if (sn + 1 > q) {
 		s->seq_errors++;
-		*flags |= RTP_STREAM_F_WRONG_SEQ;
+		return RTP_STREAM_F_WRONG_SEQ;
 	}
+	return 0;
 }
 
 static void rtp_stream_first(struct rtp_stream *s, int64_t arrival_ns, const struct rtp_hdr *h,
@@ -296,7 +324,7 @@ static void rtp_stream_first(struct rtp_stream *s, int64_t arrival_ns, const str
 	s->pt = h->pt;
 	s->reg_pt = h->pt;
 	s->max_ext_seq = 65536u + h->seq;
-	s->seen[0] = 1;
+	rtp_seen_set(s, s->max_ext_seq);
 	s->flags = flags | RTP_STREAM_F_FIRST | (h->marker ? RTP_STREAM_F_MARKER : 0);
 }
 
@@ -311,10 +339,42 @@ static bool rtp_stream_in_time(const struct rtp_stream *s, uint32_t ts)
 	return (0xFFFFFFFFLL - first) + ts < 0x80000000LL;
 }
 
-/* Delta, jitter and skew of an in-time-sequence packet; hz 0 = no clock (delta only). */
-static void rtp_stream_timing(struct rtp_stream *s, double now_ms, uint32_t ts, uint32_t hz)
+/*
+ * v / khz in ms. When khz is a power of two, 2^k (8 and 16 kHz: G.711, G.722, comfort noise),
+ * the quotient is v with k taken off its binary exponent: exact, so equal to the division bit
+ * for bit, and done on the bits so that no compiler can fuse it into a neighbouring add (an
+ * FMA would round differently). k is found once per clock; other clocks divide.
+ */
+static double rtp_stream_nominal(struct rtp_stream *s, uint32_t v, uint32_t khz)
 {
-	uint32_t khz = hz / 1000;
+	double r = (double)v;
+	uint64_t bits;
+
+	if (khz != s->pow2_khz) {
+		if (khz & (khz - 1)) {
+			return r / khz;
+		}
+		s->pow2_khz = khz;
+		s->pow2_shift = 0;
+		while ((khz >> s->pow2_shift) > 1) {
+			s->pow2_shift++;
+		}
+	}
+	if (v == 0) {
+		return r;
+	}
+	/* v >= 1 and k <= 22: the result is a normal number */
+	memcpy(&bits, &r, sizeof(bits));
+	bits -= (uint64_t)s->pow2_shift << 52;
+	memcpy(&r, &bits, sizeof(r));
+	return r;
+}
+
+/* Delta, jitter and skew of an in-time-sequence packet; khz (hz / 1000) 0 = no clock (delta
+ * only). */
+static void rtp_stream_timing(struct rtp_stream *s, double now_ms, uint32_t ts, uint32_t hz,
+			      uint32_t khz)
+{
 	double nominal;
 	double diff;
 
@@ -322,7 +382,7 @@ static void rtp_stream_timing(struct rtp_stream *s, double now_ms, uint32_t ts, 
 	if (khz == 0) {
 		return;
 	}
-	nominal = (double)(uint32_t)(ts - s->first_ts) / khz;
+	nominal = rtp_stream_nominal(s, (uint32_t)(ts - s->first_ts), khz);
 	diff = fabs(now_ms - (s->time_ms + (nominal - s->last_nominal_ms)));
 	s->last_clock_hz = hz;
 	s->jitter_ms = (15 * s->jitter_ms + diff) / 16;
@@ -336,8 +396,17 @@ static void rtp_stream_timing(struct rtp_stream *s, double now_ms, uint32_t ts, 
 void rtp_stream_update(struct rtp_stream *s, int64_t arrival_ns, const struct rtp_hdr *h,
 		       uint32_t udp_len)
 {
+	/* The header fields are read once: the stores to s (some are uint8_t, which may alias
+	 * anything) would otherwise make the compiler read them again and again. */
+	const uint8_t pt = h->pt;
+	const uint16_t seq = h->seq;
+	const uint32_t ts = h->ts;
+	const bool marker = h->marker;
+	const bool cn = rtp_pt_is_cn(pt);
+	const uint8_t prev_pt = s->pt;
 	uint32_t flags = 0;
 	uint32_t hz;
+	uint32_t khz;
 	bool in_ts;
 	double now_ms;
 	double n;
@@ -345,47 +414,52 @@ void rtp_stream_update(struct rtp_stream *s, int64_t arrival_ns, const struct rt
 	s->packets++;
 	s->bytes += udp_len;
 	s->last_ns = arrival_ns;
-	s->last_pt = h->pt;
-	if (h->marker) {
+	s->last_pt = pt;
+	if (marker) {
 		s->marker_packets++;
 	}
-	if (rtp_pt_is_cn(h->pt)) {
+	if (cn) {
 		s->cn_packets++;
 	}
-	hz = rtp_stream_clock(s, h->pt, &flags);
-	if (flags & RTP_STREAM_F_EVENT) {
+	if (rtp_stream_is_event(s, pt)) {
+		flags = RTP_STREAM_F_EVENT;
+		hz = 0;
 		s->event_packets++;
 		rtp_stream_dtmf(s, h);
+	} else {
+		hz = rtp_stream_clock(s, pt);
 	}
 	if (s->packets == 1) {
 		rtp_stream_first(s, arrival_ns, h, flags);
 		return;
 	}
-	rtp_stream_track_seq(s, h->seq, &flags);
+	flags |= rtp_stream_track_seq(s, seq);
 
-	now_ms = (double)(arrival_ns - s->first_ns) / 1e6;
-	in_ts = rtp_stream_in_time(s, h->ts);
+	in_ts = rtp_stream_in_time(s, ts);
 	if (!in_ts) {
 		flags |= RTP_STREAM_F_WRONG_TS;
 	}
-	rtp_stream_seq(s, h->seq, in_ts, &flags);
+	flags |= rtp_stream_seq(s, seq, in_ts);
 
-	if (rtp_pt_is_cn(h->pt)) {
+	if (cn) {
 		flags |= RTP_STREAM_F_CN;
 	}
-	if (rtp_pt_is_cn(s->pt)) {
+	if (rtp_pt_is_cn(prev_pt)) {
 		flags |= RTP_STREAM_F_FOLLOW_CN;
 	}
-	if (h->pt != s->pt) {
+	if (pt != prev_pt) {
 		flags |= RTP_STREAM_F_PT_CHANGE;
 		s->pt_changes++;
 	}
-	s->pt = h->pt;
+	s->pt = pt;
+	khz = hz / 1000;
 	if (in_ts) {
-		rtp_stream_timing(s, now_ms, h->ts, hz);
+		now_ms = (double)(arrival_ns - s->first_ns) / 1e6;
+		rtp_stream_timing(s, now_ms, ts, hz, khz);
+		s->time_ms = now_ms;
 	}
 
-	if (h->marker) {
+	if (marker) {
 		flags |= RTP_STREAM_F_MARKER;
 	}
 	if (!(flags & (RTP_STREAM_F_MARKER | RTP_STREAM_F_CN | RTP_STREAM_F_WRONG_TS |
@@ -400,7 +474,7 @@ void rtp_stream_update(struct rtp_stream *s, int64_t arrival_ns, const struct rt
 			s->min_delta_ms = s->delta_ms;
 		}
 		s->mean_delta_ms = (s->mean_delta_ms * (n - 1) + s->delta_ms) / n;
-		if (hz / 1000 != 0) {
+		if (khz != 0) {
 			if (s->jitter_ms > s->max_jitter_ms) {
 				s->max_jitter_ms = s->jitter_ms;
 			}
@@ -410,17 +484,14 @@ void rtp_stream_update(struct rtp_stream *s, int64_t arrival_ns, const struct rt
 			s->mean_jitter_ms = (s->mean_jitter_ms * (n - 1) + s->jitter_ms) / n;
 		}
 	}
-	if (!(flags & RTP_STREAM_F_CN)) {
-		if (h->pt != s->reg_pt) {
+	if (!cn) {
+		if (pt != s->reg_pt) {
 			flags |= RTP_STREAM_F_REG_PT_CHANGE;
 			s->reg_pt_changes++;
 		}
-		s->reg_pt = h->pt;
+		s->reg_pt = pt;
 	}
-	if (in_ts) {
-		s->time_ms = now_ms;
-	}
-	s->stop_seq = h->seq;
+	s->stop_seq = seq;
 	s->flags = flags;
 }
 
