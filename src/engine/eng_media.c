@@ -45,19 +45,42 @@ static uint64_t addr_word(const struct sn_addr *a)
 	return w ^ (v * 0x9e3779b97f4a7c15ull) ^ a->family;
 }
 
-static uint64_t flow_hash(const struct eng_flow_key *k)
+/*
+ * The 5-tuple and SSRC are read where they are, in the decoded packet or in a flow's key: a key
+ * assembled on the stack and read back at once would be read with wider loads than the stores
+ * that wrote it, which the CPU cannot forward from its store buffer (a stall on every packet).
+ */
+static uint64_t flow_hash(const struct sn_addr *src, const struct sn_addr *dst, uint16_t sport,
+			  uint16_t dport, uint32_t ssrc)
 {
-	uint64_t h = addr_word(&k->src) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = addr_word(src) * 0x9e3779b97f4a7c15ull;
 
-	h ^= addr_word(&k->dst) + ((uint64_t)k->sport << 48) + ((uint64_t)k->dport << 32) + k->ssrc;
+	h ^= addr_word(dst) + ((uint64_t)sport << 48) + ((uint64_t)dport << 32) + ssrc;
 	return mix64(h);
 }
 
-static bool key_eq(const struct eng_flow_key *a, const struct eng_flow_key *b)
+static uint64_t flow_key_hash(const struct eng_flow_key *k)
 {
-	return a->ssrc == b->ssrc && a->sport == b->sport && a->dport == b->dport &&
-	       memcmp(&a->src, &b->src, sizeof(a->src)) == 0 &&
-	       memcmp(&a->dst, &b->dst, sizeof(a->dst)) == 0;
+	return flow_hash(&k->src, &k->dst, k->sport, k->dport, k->ssrc);
+}
+
+/* a == b, read with the same loads as addr_word() (and as the decoder's stores) */
+static bool addr_eq(const struct sn_addr *a, const struct sn_addr *b)
+{
+	uint64_t a0, a1, b0, b1;
+
+	memcpy(&a0, a->bytes, 8);
+	memcpy(&a1, a->bytes + 8, 8);
+	memcpy(&b0, b->bytes, 8);
+	memcpy(&b1, b->bytes + 8, 8);
+	return ((a0 ^ b0) | (a1 ^ b1) | (uint64_t)(a->family ^ b->family)) == 0;
+}
+
+/* Is @p k the key of packet @p pkt with SSRC @p ssrc? */
+static bool key_is(const struct eng_flow_key *k, const struct cap_packet *pkt, uint32_t ssrc)
+{
+	return k->ssrc == ssrc && k->sport == pkt->sport && k->dport == pkt->dport &&
+	       addr_eq(&k->src, &pkt->src) && addr_eq(&k->dst, &pkt->dst);
 }
 
 static void index_grow(struct eng *e)
@@ -66,7 +89,7 @@ static void index_grow(struct eng *e)
 	uint32_t *idx = sn_xcalloc(cap, sizeof(*idx));
 
 	for (uint32_t i = 0; i < e->flow_count; i++) {
-		uint32_t h = (uint32_t)flow_hash(&e->flows[i].key) & (cap - 1);
+		uint32_t h = (uint32_t)flow_key_hash(&e->flows[i].key) & (cap - 1);
 		while (idx[h]) {
 			h = (h + 1) & (cap - 1);
 		}
@@ -77,27 +100,28 @@ static void index_grow(struct eng *e)
 	e->flow_index_cap = cap;
 }
 
-/* The flow for @p k, created when absent; NULL when max_streams is reached. */
-static struct eng_flow *flow_get(struct eng *e, const struct eng_flow_key *k)
+/* The flow of @p pkt and SSRC @p ssrc, created when absent; NULL when max_streams is reached. */
+static struct eng_flow *flow_get(struct eng *e, const struct cap_packet *pkt, uint32_t ssrc)
 {
-	uint32_t max = e->cfg.max_streams ? e->cfg.max_streams : MAX_STREAMS_DEFAULT;
+	uint64_t hk = flow_hash(&pkt->src, &pkt->dst, pkt->sport, pkt->dport, ssrc);
+	uint32_t max;
 	uint32_t h;
 	struct eng_flow *f;
 
-	if (e->flow_index_cap == 0 || (e->flow_count + 1) * 2 > e->flow_index_cap) {
-		index_grow(e);
-	}
-	h = (uint32_t)flow_hash(k) & (e->flow_index_cap - 1);
-	while (e->flow_index[h]) {
-		f = &e->flows[e->flow_index[h] - 1];
-		if (key_eq(&f->key, k)) {
-			return f;
+	if (e->flow_index_cap != 0) {
+		h = (uint32_t)hk & (e->flow_index_cap - 1);
+		while (e->flow_index[h]) {
+			f = &e->flows[e->flow_index[h] - 1];
+			if (key_is(&f->key, pkt, ssrc)) {
+				return f;
+			}
+			h = (h + 1) & (e->flow_index_cap - 1);
 		}
-		h = (h + 1) & (e->flow_index_cap - 1);
 	}
+	/* a new stream: the per-packet path above needs none of what follows */
+	max = e->cfg.max_streams ? e->cfg.max_streams : MAX_STREAMS_DEFAULT;
 	if (e->flow_count >= max) {
 		/* count each stream once: remember (a bounded number of) dropped keys */
-		uint64_t hk = flow_hash(k);
 		if (!e->dropped_flows) {
 			e->dropped_flows = g_hash_table_new(g_int64_hash, g_int64_equal);
 		}
@@ -110,16 +134,27 @@ static struct eng_flow *flow_get(struct eng *e, const struct eng_flow_key *k)
 		}
 		return NULL;
 	}
+	if (e->flow_index_cap == 0 || (e->flow_count + 1) * 2 > e->flow_index_cap) {
+		index_grow(e);
+	}
+	h = (uint32_t)hk & (e->flow_index_cap - 1);
+	while (e->flow_index[h]) {
+		h = (h + 1) & (e->flow_index_cap - 1);
+	}
 	if (e->flow_count == e->flow_cap) {
 		e->flow_cap = e->flow_cap ? e->flow_cap * 2 : 256;
 		e->flows = sn_xrealloc(e->flows, e->flow_cap * sizeof(*e->flows));
 	}
 	f = &e->flows[e->flow_count];
 	memset(f, 0, sizeof(*f));
-	f->key = *k;
+	f->key.src = pkt->src;
+	f->key.dst = pkt->dst;
+	f->key.sport = pkt->sport;
+	f->key.dport = pkt->dport;
+	f->key.ssrc = ssrc;
 	f->file_index = e->cur_file;
 	f->offset = e->cur_offset;
-	rtp_stream_init(&f->online, k->ssrc, 0, RTP_PT_NONE);
+	rtp_stream_init(&f->online, ssrc, 0, RTP_PT_NONE);
 	e->flow_index[h] = ++e->flow_count;
 	return f;
 }
@@ -151,9 +186,10 @@ void eng_media_udp(struct eng *e, const struct cap_packet *pkt)
 {
 	const uint8_t *p = pkt->payload;
 	uint32_t len = pkt->payload_len;
-	struct eng_flow_key k;
 	struct eng_flow *f;
 	struct eng_rtp_pkt *rp;
+	struct rtp_hdr h;
+	bool parsed;
 	uint32_t max_pkts;
 	uint32_t hdr_len;
 	uint16_t seq;
@@ -168,17 +204,15 @@ void eng_media_udp(struct eng *e, const struct cap_packet *pkt)
 		}
 		return;
 	}
-	if (!rtp_is_plausible(p, len)) {
+	/* One parse serves the plausibility test and the statistics: a header that parses is
+	 * plausible unless its type is in the RTCP range; one that does not may still be (its
+	 * padding count is wrong), and then counts as a packet of its flow without statistics. */
+	parsed = rtp_hdr_parse(p, len, &h) == SN_OK;
+	if (parsed ? h.pt >= 72 && h.pt <= 95 : !rtp_is_plausible(p, len)) {
 		return;
 	}
 	e->st.rtp_candidates++;
-	memset(&k, 0, sizeof(k));
-	k.src = pkt->src;
-	k.dst = pkt->dst;
-	k.sport = pkt->sport;
-	k.dport = pkt->dport;
-	k.ssrc = sn_be32(p + 8);
-	f = flow_get(e, &k);
+	f = flow_get(e, pkt, sn_be32(p + 8));
 	if (!f) {
 		e->st.rtp_dropped++;
 		return;
@@ -202,8 +236,7 @@ void eng_media_udp(struct eng *e, const struct cap_packet *pkt)
 		f->deferred = true;
 	}
 	if (!f->deferred) {
-		struct rtp_hdr h;
-		if (rtp_hdr_parse(p, len, &h) == SN_OK) {
+		if (parsed) {
 			rtp_stream_update(&f->online, pkt->ts_ns, &h, len);
 		}
 		return;
