@@ -401,45 +401,44 @@ static void cid_entry_free(gpointer p)
 }
 
 /*
- * Legs are independent (each touches only its own messages' retransmission flags and its own
- * fields), so they are analysed on @p threads threads, each taking every threads-th leg.
- * The outcome does not depend on the thread count.
+ * Run fn(ctx, i) for i in [0, n) on @p threads threads (the calling one and threads-1 more),
+ * thread t taking every threads-th i. Used where the items are independent: legs (each
+ * touches only its own messages' retransmission flags and its own fields) and calls (each
+ * fills only its own struct). The outcome does not depend on the thread count.
  */
-struct leg_job {
-	struct eng_result *r;
-	struct leg *legs;
-	uint32_t nlegs, first, step;
-	int64_t capture_end;
+struct par_job {
+	void (*fn)(void *ctx, uint32_t i);
+	void *ctx;
+	uint32_t n, first, step;
 };
 
-static gpointer leg_job_run(gpointer arg)
+static gpointer par_job_run(gpointer arg)
 {
-	struct leg_job *j = arg;
+	struct par_job *j = arg;
 
-	for (uint32_t i = j->first; i < j->nlegs; i += j->step) {
-		leg_analyse(j->r, &j->legs[i], j->capture_end);
+	for (uint32_t i = j->first; i < j->n; i += j->step) {
+		j->fn(j->ctx, i);
 	}
 	return NULL;
 }
 
-static void analyse_legs(struct eng_result *r, struct leg *legs, uint32_t nlegs,
-			 int64_t capture_end, uint32_t threads)
+static void par_for(uint32_t n, uint32_t threads, void (*fn)(void *ctx, uint32_t i), void *ctx)
 {
-	struct leg_job *jobs;
+	struct par_job *jobs;
 	GThread **th;
 
-	if (threads <= 1 || nlegs < 256) {
-		struct leg_job one = {r, legs, nlegs, 0, 1, capture_end};
-		leg_job_run(&one);
+	if (threads <= 1 || n < 256) {
+		struct par_job one = {fn, ctx, n, 0, 1};
+		par_job_run(&one);
 		return;
 	}
 	jobs = sn_xcalloc(threads, sizeof(*jobs));
 	th = sn_xcalloc(threads, sizeof(*th));
 	for (uint32_t t = 0; t < threads; t++) {
-		jobs[t] = (struct leg_job){r, legs, nlegs, t, threads, capture_end};
-		th[t] = t ? g_thread_new("sn-legs", leg_job_run, &jobs[t]) : NULL;
+		jobs[t] = (struct par_job){fn, ctx, n, t, threads};
+		th[t] = t ? g_thread_new("sn-legs", par_job_run, &jobs[t]) : NULL;
 	}
-	leg_job_run(&jobs[0]);
+	par_job_run(&jobs[0]);
 	for (uint32_t t = 1; t < threads; t++) {
 		g_thread_join(th[t]);
 	}
@@ -447,12 +446,36 @@ static void analyse_legs(struct eng_result *r, struct leg *legs, uint32_t nlegs,
 	free(jobs);
 }
 
+struct build_ctx {
+	struct eng_result *r;
+	struct leg *legs;
+	int64_t capture_end;
+	const uint32_t *roots, *start, *order, *members;
+	struct eng_call *calls; /* calls[j] from roots[j] */
+};
+
+static void leg_item(void *ctx, uint32_t i)
+{
+	struct build_ctx *b = ctx;
+
+	leg_analyse(b->r, &b->legs[i], b->capture_end);
+}
+
+static void call_item(void *ctx, uint32_t j)
+{
+	struct build_ctx *b = ctx;
+	uint32_t root = b->roots[j];
+
+	call_fill(b->r, &b->calls[j], b->legs, b->members + b->start[root], b->order[root]);
+}
+
 void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 {
 	GHashTable *by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, cid_entry_free);
 	struct leg *legs = NULL;
-	uint32_t nlegs = 0, cap = 0, ncalls = 0;
-	uint32_t *order, *start, *members;
+	uint32_t nlegs = 0, cap = 0, ncalls = 0, nroots = 0;
+	uint32_t *order, *start, *members, *roots;
+	struct build_ctx b = {0};
 	int64_t capture_end = r->stats.last_ts_ns;
 
 	for (uint32_t i = 0; i < r->msg_count; i++) {
@@ -478,12 +501,21 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 			}
 		}
 	}
-	analyse_legs(r, legs, nlegs, capture_end, threads);
+	b.r = r;
+	b.legs = legs;
+	b.capture_end = capture_end;
+	par_for(nlegs, threads, leg_item, &b);
 	/* group legs by root: counting sort keeps each call's legs in first-seen order */
 	start = sn_xcalloc(nlegs + 1u, sizeof(*start));
 	order = sn_xcalloc(nlegs + 1u, sizeof(*order));
+	roots = sn_xcalloc(nlegs + 1u, sizeof(*roots));
 	for (uint32_t i = 0; i < nlegs; i++) {
-		start[find(legs, i) + 1]++;
+		uint32_t root = find(legs, i);
+
+		start[root + 1]++;
+		if (root == i) {
+			roots[nroots++] = i;
+		}
 	}
 	for (uint32_t i = 0; i < nlegs; i++) {
 		start[i + 1] += start[i];
@@ -493,18 +525,24 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 		uint32_t root = find(legs, i);
 		members[start[root] + order[root]++] = i;
 	}
-	r->calls = sn_xcalloc(nlegs + 1u, sizeof(*r->calls));
-	for (uint32_t i = 0; i < nlegs; i++) {
-		struct eng_call *c;
-		if (find(legs, i) != i) {
-			continue;
-		}
-		c = &r->calls[ncalls];
-		call_fill(r, c, legs, members + start[i], order[i]);
+	/* one call per root, filled in parallel, then the ones -c leaves out are dropped */
+	r->calls = sn_xcalloc(nroots + 1u, sizeof(*r->calls));
+	b.roots = roots;
+	b.start = start;
+	b.order = order;
+	b.members = members;
+	b.calls = r->calls;
+	par_for(nroots, threads, call_item, &b);
+	for (uint32_t j = 0; j < nroots; j++) {
+		struct eng_call *c = &r->calls[j];
+
 		if (invite_only && !c->is_invite) {
 			free(c->msgs);
 			free(c->leg_ids);
 			continue;
+		}
+		if (ncalls != j) {
+			r->calls[ncalls] = *c;
 		}
 		ncalls++;
 	}
@@ -525,5 +563,6 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	free(start);
 	free(order);
 	free(members);
+	free(roots);
 	g_hash_table_destroy(by_id);
 }

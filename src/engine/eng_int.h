@@ -103,6 +103,7 @@ struct eng {
 	uint32_t msgs_evicted;        /* messages in msgs that belong to evicted lives */
 	/* outputs */
 	struct eng_msg *msgs;         /* owned array */
+	bool msgs_sorted;             /* compacted and sorted (eng_msgs_sort()); no more come */
 	uint32_t msg_count, msg_cap;
 	struct eng_flow *flows;       /* owned array */
 	uint32_t flow_count, flow_cap;
@@ -121,6 +122,9 @@ void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packe
 void eng_msgs_free(struct eng *e);
 /* Remove the messages of evicted Call-IDs (eng_config.rotate) from e->msgs, keeping the order. */
 void eng_msgs_compact(struct eng *e);
+
+/* eng_merge.c: drop evicted messages and sort the rest by time (once, after the input). */
+void eng_msgs_sort(struct eng *e);
 
 /* eng_call.c: group the sorted messages into calls; sets msg->call and msg->retransmission. */
 void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads);

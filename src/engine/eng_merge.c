@@ -74,6 +74,44 @@ static int msg_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
+void eng_msgs_sort(struct eng *e)
+{
+	if (!e->msgs_sorted) {
+		eng_msgs_compact(e);
+		qsort(e->msgs, e->msg_count, sizeof(*e->msgs), msg_cmp);
+		e->msgs_sorted = true;
+	}
+}
+
+/*
+ * Merge the workers' sorted messages into r->msgs: the same order as sorting them all (the
+ * key is unique: a record reaches one worker), in one pass instead of a copy and a sort.
+ */
+static void merge_msgs(struct eng_result *r, struct eng *const *engines, size_t count,
+		       uint32_t total)
+{
+	uint32_t *pos = sn_xcalloc(count + 1, sizeof(*pos));
+
+	r->msgs = sn_xcalloc(total + 1u, sizeof(*r->msgs));
+	for (uint32_t k = 0; k < total; k++) {
+		size_t best = SIZE_MAX;
+
+		for (size_t i = 0; i < count; i++) {
+			if (pos[i] < engines[i]->msg_count &&
+			    (best == SIZE_MAX || msg_cmp(&engines[i]->msgs[pos[i]],
+							 &engines[best]->msgs[pos[best]]) < 0)) {
+				best = i;
+			}
+		}
+		r->msgs[k] = engines[best]->msgs[pos[best]++];
+	}
+	r->msg_count = total;
+	for (size_t i = 0; i < count; i++) {
+		eng_msgs_free(engines[i]);
+	}
+	free(pos);
+}
+
 /* ---- SDP announcements ---- */
 
 struct announce {
@@ -561,7 +599,6 @@ struct eng_result *eng_result_build(struct eng *const *engines, size_t count)
 	uint32_t total = 0;
 	bool heuristic = count ? engines[0]->cfg.rtp_heuristic : true;
 	bool invite_only = count ? engines[0]->cfg.invite_only : false;
-	bool msgs_moved = false;
 
 	eng_stats_init(&r->stats);
 	sn_arena_init(&r->arena, 0);
@@ -573,26 +610,19 @@ struct eng_result *eng_result_build(struct eng *const *engines, size_t count)
 		total += engines[i]->msg_count;
 	}
 	/* the summaries move into the result: each worker's array is freed as soon as it is
-	 * copied, so they are never held twice */
+	 * merged, so they are never held twice; the workers sorted their own (eng_finish()) */
+	for (size_t i = 0; i < count; i++) {
+		eng_msgs_sort(engines[i]);
+	}
 	if (count == 1 && engines[0]->msgs) {
 		/* one worker: take its array as it is */
 		r->msgs = engines[0]->msgs;
 		r->msg_count = engines[0]->msg_count;
 		engines[0]->msgs = NULL;
 		engines[0]->msg_count = 0;
-		msgs_moved = true;
 	} else {
-		r->msgs = sn_xcalloc(total + 1u, sizeof(*r->msgs));
+		merge_msgs(r, engines, count, total);
 	}
-	for (size_t i = 0; i < count && !msgs_moved; i++) {
-		if (engines[i]->msg_count) {
-			memcpy(r->msgs + r->msg_count, engines[i]->msgs,
-			       engines[i]->msg_count * sizeof(*r->msgs));
-		}
-		r->msg_count += engines[i]->msg_count;
-		eng_msgs_free(engines[i]);
-	}
-	qsort(r->msgs, r->msg_count, sizeof(*r->msgs), msg_cmp);
 	eng_calls_build(r, invite_only, (uint32_t)count);
 	build_streams(r, engines, count, heuristic);
 	r->stats.other_packets = r->stats.packets - r->stats.sip_packets - r->stats.rtp_packets -

@@ -482,6 +482,8 @@ void eng_finish(struct eng *e)
 	e->st.tcp_retransmissions = ts->retransmissions;
 	e->st.tcp_out_of_order = ts->out_of_order;
 	e->st.tcp_gaps = ts->gaps;
+	/* on the worker's own thread: the result build only merges */
+	eng_msgs_sort(e);
 }
 
 const struct eng_stats *eng_stats(const struct eng *e)
