@@ -3,7 +3,8 @@
 #
 # usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5]
 #
-# For each core count: one discarded warm-up run, then RUNS timed runs of
+# For each core count one discarded warm-up run, then RUNS rounds of one timed run per core
+# count (interleaved, so a slow period of a shared machine hits every row alike) of
 #     BIN -N -I PCAP --report=json --cores N > /dev/null
 # Wall seconds include start-up; peak RSS comes from GNU time (/usr/bin/time -f '%e %M' -o FILE).
 # Prints a Markdown table: cores | median s | min s | max s | pkts/s | speed-up | peak RSS MiB.
@@ -56,7 +57,8 @@ echo
 bench_host
 echo "- binary: $BIN ($("$BIN" -V 2>/dev/null | head -n 1))"
 echo "- file: $PCAP, $SIZE bytes ($(bench_fmib "$SIZE") MiB), $PACKETS packets"
-echo "- method: 1 discarded warm-up + $RUNS timed runs per row, wall time including start-up"
+echo "- method: 1 discarded warm-up per row, then $RUNS rounds of one timed run per row (interleaved),"
+echo "  wall time including start-up"
 echo "  (bash EPOCHREALTIME around the run), peak RSS from GNU time %M; median/min/max over the runs"
 echo "- commands (stdin </dev/null, stdout >/dev/null):"
 for c in ${CORES//,/ }; do
@@ -64,13 +66,40 @@ for c in ${CORES//,/ }; do
 done
 echo
 
+# Interleaved: one warm-up per row, then run i of every row before run i+1 of any, so a slow
+# period of a shared machine falls on every row alike instead of on one.
+CLIST=(${CORES//,/ })
+declare -A WALLS RSSES
+for c in "${CLIST[@]}"; do
+	printf '  %-28s warm-up' "sipnab --cores $c" >&2
+	bench_once "$BENCH_TMP/warm.$c.json" "$BENCH_TMP/warm.$c.err" "$BIN" -N -I "$PCAP" --report=json --cores "$c"
+	echo "sipnab --cores $c warmup $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
+	echo >&2
+	if [ "$RUN_RC" -ne 0 ]; then
+		bench_die "sipnab --cores $c failed: exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/warm.$c.err" | tr '\n' ' ')" 1
+	fi
+	[ "$c" != "${CLIST[0]}" ] || bench_check_packets "$BENCH_TMP/warm.$c.json" "$PACKETS"
+done
+for ((i = 1; i <= RUNS; i++)); do
+	printf '  run %d:' "$i" >&2
+	for c in "${CLIST[@]}"; do
+		bench_once /dev/null "$BENCH_TMP/run.$c.err" "$BIN" -N -I "$PCAP" --report=json --cores "$c"
+		echo "sipnab --cores $c $i $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
+		if [ "$RUN_RC" -ne 0 ]; then
+			bench_die "sipnab --cores $c run $i failed: exit status $RUN_RC" 1
+		fi
+		printf ' c%s %.3f' "$c" "$RUN_WALL" >&2
+		WALLS[$c]+="$RUN_WALL "
+		RSSES[$c]+="$RUN_RSS "
+	done
+	echo >&2
+done
 ROWS=()
 FIRST=
-for c in ${CORES//,/ }; do
-	if ! bench_measure "sipnab --cores $c" "$RUNS" "$BIN" -N -I "$PCAP" --report=json --cores "$c"; then
-		bench_die "sipnab --cores $c failed: $M_FAIL" 1
-	fi
-	[ -n "$FIRST" ] || { FIRST=$M_MED; bench_check_packets "$M_WARM" "$PACKETS"; }
+for c in "${CLIST[@]}"; do
+	read -r M_MED M_MIN M_MAX <<<"$(bench_stats ${WALLS[$c]})"
+	read -r M_RSS _ _ <<<"$(bench_stats ${RSSES[$c]})"
+	[ -n "$FIRST" ] || FIRST=$M_MED
 	ROWS+=("| $c | $(bench_s "$M_MED") | $(bench_s "$M_MIN") | $(bench_s "$M_MAX") | $(bench_pps "$PACKETS" "$M_MED") | $(bench_ratio "$FIRST" "$M_MED") | $(bench_mib "$M_RSS") |")
 done
 
