@@ -703,12 +703,33 @@ static void json_put_element(FILE *out, struct jw *w, bool first)
 }
 
 /*
- * The calls array on several threads: calls are rendered in blocks of JSON_BLOCK calls, any
- * thread rendering any block into one of a ring of slots, and the calling thread writes the
- * blocks out in order (rendering too while the next block is not ready). The bytes are those
- * of the serial loop; memory stays at the ring's few blocks however many calls there are.
+ * The calls and streams arrays on several threads: elements are rendered in blocks of
+ * JSON_BLOCK, any thread rendering any block into one of a ring of slots, and the calling
+ * thread writes the blocks out in order (rendering too while the next block is not ready).
+ * The bytes are those of the serial loop; memory stays at the ring's few blocks however many
+ * elements there are.
  */
 #define JSON_BLOCK 64u
+
+/* Render element @p i into @p w; false when it is not selected (nothing written). */
+typedef bool json_elem_fn(struct jw *w, const struct ana_report_input *in, uint32_t i);
+
+static bool json_call_elem(struct jw *w, const struct ana_report_input *in, uint32_t i)
+{
+	const struct eng_call *c = &in->result->calls[i];
+
+	if (!call_selected(in, c)) {
+		return false;
+	}
+	json_call(w, in, c);
+	return true;
+}
+
+static bool json_stream_elem(struct jw *w, const struct ana_report_input *in, uint32_t i)
+{
+	json_stream(w, in->result, &in->result->streams[i]);
+	return true;
+}
 
 struct jslot {
 	struct jw w;      /* the block's elements, ", "-separated */
@@ -718,7 +739,9 @@ struct jslot {
 
 struct jpar {
 	const struct ana_report_input *in;
-	uint32_t blocks;  /* JSON_BLOCK calls each */
+	json_elem_fn *elem;
+	uint32_t count;   /* elements */
+	uint32_t blocks;  /* JSON_BLOCK elements each */
 	uint32_t nslots;
 	struct jslot *slots;
 	pthread_mutex_t lock;
@@ -729,17 +752,15 @@ struct jpar {
 
 static void jpar_render(struct jpar *p, uint32_t k)
 {
-	const struct eng_result *r = p->in->result;
 	struct jslot *sl = &p->slots[k % p->nslots];
-	uint32_t end = SN_MIN((k + 1) * JSON_BLOCK, r->call_count);
+	uint32_t end = SN_MIN((k + 1) * JSON_BLOCK, p->count);
 	struct jw one = {.depth = 2};
 
 	sl->w.len = 0;
 	for (uint32_t i = k * JSON_BLOCK; i < end; i++) {
-		if (!call_selected(p->in, &r->calls[i])) {
+		if (!p->elem(&one, p->in, i)) {
 			continue;
 		}
-		json_call(&one, p->in, &r->calls[i]);
 		if (sl->w.len) {
 			jw_put(&sl->w, ", ", 2);
 		}
@@ -784,15 +805,16 @@ static void *jpar_main(void *arg)
 	return NULL;
 }
 
-static void json_calls_parallel(FILE *out, const struct ana_report_input *in, uint32_t threads)
+/* Write the elements of one array (its brackets excluded), on @p threads threads. */
+static void json_array_parallel(FILE *out, const struct ana_report_input *in,
+				json_elem_fn *elem, uint32_t count, uint32_t threads)
 {
-	const struct eng_result *r = in->result;
-	struct jpar p = {.in = in};
+	struct jpar p = {.in = in, .elem = elem, .count = count};
 	pthread_t *th = sn_xcalloc(threads, sizeof(*th));
 	uint32_t started = 0;
 	bool first = true;
 
-	p.blocks = (r->call_count + JSON_BLOCK - 1) / JSON_BLOCK;
+	p.blocks = (count + JSON_BLOCK - 1) / JSON_BLOCK;
 	p.nslots = 4 * threads;
 	p.slots = sn_xcalloc(p.nslots, sizeof(*p.slots));
 	pthread_mutex_init(&p.lock, NULL);
@@ -846,6 +868,27 @@ static void json_calls_parallel(FILE *out, const struct ana_report_input *in, ui
 	free(th);
 }
 
+/* One array's elements: on the report's threads when there are enough of them. */
+static void json_array(FILE *out, const struct ana_report_input *in, json_elem_fn *elem,
+		       uint32_t count)
+{
+	struct jw w = {.depth = 2};
+	bool first = true;
+
+	if (in->threads > 1 && count >= 2 * JSON_BLOCK) {
+		/* rendering reads the result and the filter only: any thread may do it */
+		json_array_parallel(out, in, elem, count, in->threads);
+		return;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		if (elem(&w, in, i)) {
+			json_put_element(out, &w, first);
+			first = false;
+		}
+	}
+	free(w.buf);
+}
+
 /*
  * The JSON document, streamed: the calls and streams arrays are written element by element
  * so that a capture with 100,000 calls never holds its whole report as a cJSON tree. The bytes
@@ -860,8 +903,6 @@ static void json_write(FILE *out, const struct ana_report_input *in)
 	char *txt = cJSON_Print(root);
 	char *c = strstr(txt, calls_mark);
 	char *s = c ? strstr(c, streams_mark) : NULL;
-	struct jw w = {.depth = 2};
-	bool first = true;
 
 	if (!c || !s) {
 		/* cannot happen with cJSON's printer; keep the document valid anyway */
@@ -870,32 +911,15 @@ static void json_write(FILE *out, const struct ana_report_input *in)
 		goto out_free;
 	}
 	fwrite(txt, 1, (size_t)(c - txt) + sizeof(calls_mark) - 2, out);
-	if (in->threads > 1 && r->call_count >= 2 * JSON_BLOCK) {
-		/* rendering reads the result and the filter only: any thread may do it */
-		json_calls_parallel(out, in, in->threads);
-	} else {
-		for (uint32_t i = 0; i < r->call_count; i++) {
-			if (call_selected(in, &r->calls[i])) {
-				json_call(&w, in, &r->calls[i]);
-				json_put_element(out, &w, first);
-				first = false;
-			}
-		}
-	}
+	json_array(out, in, json_call_elem, r->call_count);
 	fputc(']', out);
 	c += sizeof(calls_mark) - 1;
 	fwrite(c, 1, (size_t)(s - c) + sizeof(streams_mark) - 2, out);
-	first = true;
-	for (uint32_t i = 0; i < r->stream_count; i++) {
-		json_stream(&w, r, &r->streams[i]);
-		json_put_element(out, &w, first);
-		first = false;
-	}
+	json_array(out, in, json_stream_elem, r->stream_count);
 	fputc(']', out);
 	fputs(s + sizeof(streams_mark) - 1, out);
 	fputc('\n', out);
 out_free:
-	free(w.buf);
 	free(txt);
 	cJSON_Delete(root);
 }
