@@ -41,6 +41,10 @@ for n in 1 2 3; do
 		"$(json_get "$TMPD/j.json" capture.sip_messages)" 1
 done
 
+# one Call-ID and two streams per call: 200 streams, so the streams array is rendered in
+# blocks on several threads too
+python3 "$SIPNAB_SRCDIR/bench/carrier.py" --calls 100 --call-ids 0 --stream-pairs 0 \
+	--out "$TMPD/unique.pcap" 2>/dev/null || fail "carrier.py unique"
 # selections render the calls array on several threads too (300 calls: several blocks)
 "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --problems --cores 1 >"$TMPD/p1.json"
 "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --problems --cores 3 >"$TMPD/p3.json"
@@ -56,7 +60,7 @@ SIPNAB_NO_SPLIT=1 "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --cores
 expect_eq "split reader on one thread" "$(cmp -s "$TMPD/s0.json" "$TMPD/s1.json" && echo same)" same
 expect_eq "single reader with a worker" "$(cmp -s "$TMPD/s0.json" "$TMPD/s2.json" && echo same)" same
 
-set -- "$SIPNAB_CORPUS"/pcap/*.pcap "$TMPD/carrier.pcap" "$TMPD/clockjump.pcap"
+set -- "$SIPNAB_CORPUS"/pcap/*.pcap "$TMPD/carrier.pcap" "$TMPD/clockjump.pcap" "$TMPD/unique.pcap"
 if [ -d "$PUBLIC" ]; then
 	set -- "$@" "$PUBLIC"/*.pcap
 fi
