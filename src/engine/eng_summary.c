@@ -406,6 +406,11 @@ static enum sn_status keep_fields(struct eng *e, struct call_cache *cc,
 		m->raw_len = (uint32_t)raw_len;
 		return SN_OK;
 	}
+	if (!e->cfg.copy_messages) {
+		m->raw = NULL;
+		m->raw_len = 0;
+		return SN_OK;
+	}
 	st = sn_arena_dup(&e->keep, sn_slice_make(raw, raw_len), &raw_copy);
 	if (!st) {
 		m->raw = raw_copy.ptr;
