@@ -78,7 +78,9 @@ void eng_msgs_sort(struct eng *e)
 {
 	if (!e->msgs_sorted) {
 		eng_msgs_compact(e);
-		qsort(e->msgs, e->msg_count, sizeof(*e->msgs), msg_cmp);
+		if (e->msg_count > 1) {
+			qsort(e->msgs, e->msg_count, sizeof(*e->msgs), msg_cmp);
+		}
 		e->msgs_sorted = true;
 	}
 }
