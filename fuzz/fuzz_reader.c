@@ -1,0 +1,154 @@
+/*
+ * fuzz_reader.c - libFuzzer target for the capture reader and its range reading: the input
+ * is a capture file (pcap or pcapng, any bytes). It is read once sequentially and once in
+ * ranges the way the multi-threaded reader does (resynchronise each range, verify it against
+ * the end of the range before, read it again from there when they differ), and both must
+ * give exactly the same records and the same ending. The range size comes from the first
+ * input byte so that the fuzzer moves range boundaries around.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sipnab/cap_reader.h"
+
+#define MAX_RECS 4096
+
+struct rec_copy {
+	int64_t ts_ns;
+	uint32_t caplen, origlen, linktype, ifindex;
+	uint64_t offset;
+};
+
+static uint32_t read_sequential(struct cap_reader *r, struct rec_copy *out,
+				enum sn_status *end, uint64_t *err_off)
+{
+	struct cap_record rec;
+	uint32_t n = 0;
+
+	while ((*end = cap_reader_next(r, &rec)) == SN_OK && n < MAX_RECS) {
+		out[n++] = (struct rec_copy){rec.ts_ns, rec.caplen, rec.origlen, rec.linktype,
+					     rec.ifindex, rec.offset};
+	}
+	*err_off = cap_reader_error(r)->offset;
+	return n;
+}
+
+/* The verification protocol of src/engine/eng_split.c, on one thread. */
+static uint32_t read_ranges(const struct cap_reader *r, size_t chunk, struct rec_copy *out,
+			    enum sn_status *end, uint64_t *err_off)
+{
+	size_t first, len;
+	struct cap_cursor *tmpl = cap_reader_split_begin(r, &first, &len);
+	struct cap_cursor *state, *c;
+	size_t expect;
+	bool dirty = false;
+	uint32_t n = 0;
+
+	if (!tmpl) {
+		return UINT32_MAX;
+	}
+	state = cap_cursor_new(tmpl);
+	c = cap_cursor_new(tmpl);
+	expect = first;
+	*end = SN_ENOTFOUND;
+	for (size_t lo = first; n < MAX_RECS; lo += chunk) {
+		size_t hi = lo + chunk >= len ? len : lo + chunk;
+		size_t at;
+		struct cap_record rec;
+		enum sn_status st;
+		bool ok;
+		uint32_t n0 = n;
+
+		/* speculative read from a resynchronised start */
+		cap_cursor_copy_state(c, tmpl);
+		ok = lo == first || cap_cursor_resync(c, lo, hi, &at) == SN_OK;
+		if (lo == first) {
+			at = first;
+		}
+		if (ok) {
+			cap_cursor_seek(c, at, hi, lo != first);
+			while ((st = cap_cursor_next(c, &rec)) == SN_OK && n < MAX_RECS) {
+				out[n++] = (struct rec_copy){rec.ts_ns, rec.caplen, rec.origlen,
+							     rec.linktype, rec.ifindex, rec.offset};
+			}
+		}
+		if (!ok || (lo != first && (at != expect || dirty || cap_cursor_needs_prev(c)))) {
+			/* verification failed: read it again from where the last range ended */
+			n = n0;
+			cap_cursor_copy_state(c, state);
+			cap_cursor_seek(c, expect, hi, false);
+			while ((st = cap_cursor_next(c, &rec)) == SN_OK && n < MAX_RECS) {
+				out[n++] = (struct rec_copy){rec.ts_ns, rec.caplen, rec.origlen,
+							     rec.linktype, rec.ifindex, rec.offset};
+			}
+		}
+		if (n >= MAX_RECS) {
+			break;
+		}
+		if (st != SN_ENOTFOUND) {
+			*end = st;
+			*err_off = cap_cursor_error(c)->offset;
+			break;
+		}
+		expect = cap_cursor_pos(c);
+		dirty = dirty || cap_cursor_changed(c);
+		cap_cursor_copy_state(state, c);
+		if (hi >= len) {
+			break;
+		}
+	}
+	cap_cursor_free(c);
+	cap_cursor_free(state);
+	cap_cursor_free(tmpl);
+	return n;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct rec_copy a[MAX_RECS], b[MAX_RECS];
+	char path[] = "/tmp/fuzz_reader.XXXXXX";
+	struct cap_reader *r;
+	struct sn_diag diag = {0};
+	enum sn_status end_a, end_b;
+	uint64_t off_a = 0, off_b = 0;
+	uint32_t na, nb;
+	size_t chunk;
+	int fd;
+
+	if (size < 2) {
+		return 0;
+	}
+	chunk = 16u + (size_t)data[0] * 7u;
+	fd = mkstemp(path);
+	if (fd < 0) {
+		return 0;
+	}
+	if (write(fd, data + 1, size - 1) != (ssize_t)(size - 1)) {
+		close(fd);
+		unlink(path);
+		return 0;
+	}
+	close(fd);
+	if (cap_reader_open(path, &r, &diag) == SN_OK) {
+		/* ranges first: the sequential read changes the reader's state */
+		nb = read_ranges(r, chunk, b, &end_b, &off_b);
+		na = read_sequential(r, a, &end_a, &off_a);
+		if (nb != UINT32_MAX && na < MAX_RECS && nb < MAX_RECS) {
+			if (na != nb || end_a != end_b ||
+			    (end_a != SN_ENOTFOUND && off_a != off_b) ||
+			    memcmp(a, b, na * sizeof(*a)) != 0) {
+				fprintf(stderr, "range reading differs: %u/%u records, end %d/%d\n",
+					na, nb, end_a, end_b);
+				abort();
+			}
+		}
+		cap_reader_free(r);
+	}
+	unlink(path);
+	return 0;
+}
