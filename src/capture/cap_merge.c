@@ -9,6 +9,8 @@
  * cap_merge_next() call: its reader may reuse the record's memory when it advances, and the
  * record must stay valid until that call.
  *
+ * With a single input the records come straight from its reader (no heap).
+ *
  * An input that ends with SN_ETRUNC/SN_EPARSE is reported once through on_error and dropped;
  * the others go on. It is never read again, so the callback cannot fire twice for it.
  *
@@ -29,6 +31,7 @@ struct cap_merge {
 	size_t heap_count;
 	size_t refill; /* input to advance before the next pop; SIZE_MAX if none */
 	bool started;  /* every input has been read once */
+	bool ended;    /* one input: it has ended (and was reported if it failed) */
 };
 
 static bool cap_merge_less(const struct cap_merge *m, uint32_t a, uint32_t b)
@@ -123,6 +126,26 @@ enum sn_status cap_merge_next(struct cap_merge *m, struct cap_record *rec,
 {
 	uint32_t top;
 
+	if (m->count == 1) {
+		/* one input: its records in file order, no heap (the common case) */
+		struct cap_reader *r = m->readers[0];
+		enum sn_status st;
+
+		m->started = true;
+		if (!r || m->ended) {
+			return SN_ENOTFOUND;
+		}
+		st = cap_reader_next(r, rec);
+		if (st == SN_OK) {
+			rec->file_index = 0;
+			return SN_OK;
+		}
+		m->ended = true;
+		if (st != SN_ENOTFOUND && on_error) {
+			on_error(user, 0, st, cap_reader_error(r));
+		}
+		return SN_ENOTFOUND;
+	}
 	if (!m->started) {
 		m->started = true;
 		for (size_t i = 0; i < m->count; i++) {
