@@ -86,3 +86,23 @@ void sn_diag_set(struct sn_diag *diag, int err, const char *fmt, ...)
 	vsnprintf(diag->msg, sizeof(diag->msg), fmt, ap);
 	va_end(ap);
 }
+
+unsigned int sn_str_hash(const void *key)
+{
+	const char *s = key;
+	size_t n = strlen(s);
+	/* the length times an odd constant sets high bits that no tail byte can cancel */
+	uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ ((uint64_t)n * UINT64_C(0x9ddfea08eb382d69));
+	uint64_t v;
+
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&v, s, 8);
+		h = (h ^ v) * UINT64_C(0xff51afd7ed558ccd);
+		h ^= h >> 32;
+	}
+	v = 0;
+	memcpy(&v, s, n);
+	h = (h ^ v) * UINT64_C(0xc4ceb9fe1a85ec53);
+	h ^= h >> 29;
+	return (unsigned int)h;
+}

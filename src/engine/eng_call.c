@@ -471,7 +471,7 @@ static void call_item(void *ctx, uint32_t j)
 
 void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 {
-	GHashTable *by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, cid_entry_free);
+	GHashTable *by_id = g_hash_table_new_full(sn_str_hash, g_str_equal, NULL, cid_entry_free);
 	struct leg *legs = NULL;
 	uint32_t nlegs = 0, cap = 0, ncalls = 0, nroots = 0;
 	uint32_t *order, *start, *members, *roots;

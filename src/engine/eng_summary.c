@@ -225,7 +225,7 @@ static struct call_cache *within_bounds(struct eng *e, struct sn_slice call_id)
 	struct call_cache *cc;
 
 	if (!e->calls) {
-		e->calls = g_hash_table_new(g_str_hash, g_str_equal);
+		e->calls = g_hash_table_new(sn_str_hash, g_str_equal);
 	}
 	if (n) {
 		memcpy(key, call_id.ptr, n);
