@@ -95,6 +95,12 @@ static gpointer worker_main(gpointer arg)
 		bool last = b->last;
 
 		for (uint32_t i = 0; i < b->count; i++) {
+			/* scattered records last touched by the reading thread, as in eng_split.c
+			 * (SIPNAB_NO_SPLIT=1 --cores 2 on c5k: 199 -> 179 ms task-clock) */
+			if (i + 4 < b->count) {
+				__builtin_prefetch(b->recs[i + 4].data);
+				__builtin_prefetch(b->recs[i + 4].data + 64);
+			}
 			eng_packet(w->eng, &b->recs[i]);
 		}
 		atomic_store_explicit(&w->done, b->seq, memory_order_release);
