@@ -246,6 +246,7 @@ out:
  */
 #define CAP_GZ_BLOCK   (4u << 20)
 #define CAP_GZ_RESERVE ((size_t)1 << 40) /* 1 TiB of address space, not of memory */
+#define CAP_GZ_AHEAD   (4u * CAP_GZ_BLOCK) /* most the thread produces ahead of the reader */
 
 struct cap_gz {
 	pthread_t thread;
@@ -261,12 +262,22 @@ struct cap_gz {
 	uint8_t *region;
 	size_t region_len;
 	size_t avail;      /* bytes produced so far (lock) */
+	size_t reader_pos; /* where the reader parses (lock): the thread stays within
+			    * CAP_GZ_AHEAD of it, so a fast source cannot fill memory */
+	size_t reader_want; /* ... but always produces what the reader waits for (a record
+			     * may be longer than CAP_GZ_AHEAD) */
 	bool done;         /* the thread has finished (lock) */
 	bool broken;       /* it stopped on corrupt or cut data (lock) */
 	int err;           /* errno of a failed read, or 0 (lock) */
 	atomic_bool stop;  /* the reader is being freed */
 };
 
+/*
+ * Publish @p n bytes produced; unless done, then wait while they are more than CAP_GZ_AHEAD
+ * ahead of the reader and cover what it waits for (it moves reader_pos and reader_want in
+ * cap_gz_wait(), at the latest when it gets within a block of the end of what is there, so
+ * the wait always ends).
+ */
 static void cap_gz_publish(struct cap_gz *g, size_t n, bool done, bool broken, int err)
 {
 	pthread_mutex_lock(&g->lock);
@@ -277,6 +288,10 @@ static void cap_gz_publish(struct cap_gz *g, size_t n, bool done, bool broken, i
 		g->err = err;
 	}
 	pthread_cond_broadcast(&g->more);
+	while (!done && n - g->reader_pos > CAP_GZ_AHEAD && n >= g->reader_want &&
+	       !atomic_load_explicit(&g->stop, memory_order_relaxed)) {
+		pthread_cond_wait(&g->more, &g->lock);
+	}
 	pthread_mutex_unlock(&g->lock);
 }
 
@@ -479,6 +494,11 @@ static bool cap_gz_wait(struct cap_reader *r, size_t want)
 	bool done;
 
 	pthread_mutex_lock(&g->lock);
+	if (g->reader_pos != r->pos || g->reader_want < want) {
+		g->reader_pos = r->pos;
+		g->reader_want = want;
+		pthread_cond_broadcast(&g->more);
+	}
 	while (!g->done && g->avail < want) {
 		pthread_cond_wait(&g->more, &g->lock);
 	}
@@ -494,7 +514,10 @@ static bool cap_gz_wait(struct cap_reader *r, size_t want)
 
 static void cap_gz_free(struct cap_gz *g)
 {
+	pthread_mutex_lock(&g->lock);
 	atomic_store(&g->stop, true);
+	pthread_cond_broadcast(&g->more);
+	pthread_mutex_unlock(&g->lock);
 	pthread_join(g->thread, NULL);
 	pthread_cond_destroy(&g->more);
 	pthread_mutex_destroy(&g->lock);
