@@ -823,6 +823,17 @@ static void jpar_render(struct jpar *p, uint32_t k)
 	free(one.buf);
 }
 
+/* Render claimed block @p k (called and returning with the lock held). */
+static void jpar_render_locked(struct jpar *p, uint32_t k)
+{
+	pthread_mutex_unlock(&p->lock);
+	jpar_render(p, k);
+	pthread_mutex_lock(&p->lock);
+	p->slots[k % p->nslots].block = k;
+	p->slots[k % p->nslots].ready = true;
+	pthread_cond_broadcast(&p->cond);
+}
+
 /* Claim a block whose slot is free (lock held); UINT32_MAX when there is none. */
 static uint32_t jpar_claim(struct jpar *p)
 {
@@ -847,12 +858,7 @@ static void *jpar_main(void *arg)
 			pthread_cond_wait(&p->cond, &p->lock);
 			continue;
 		}
-		pthread_mutex_unlock(&p->lock);
-		jpar_render(p, k);
-		pthread_mutex_lock(&p->lock);
-		p->slots[k % p->nslots].block = k;
-		p->slots[k % p->nslots].ready = true;
-		pthread_cond_broadcast(&p->cond);
+		jpar_render_locked(p, k);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -899,11 +905,7 @@ static void json_array_parallel(FILE *out, const struct ana_report_input *in,
 		}
 		k = jpar_claim(&p);
 		if (k != UINT32_MAX) {
-			pthread_mutex_unlock(&p.lock);
-			jpar_render(&p, k);
-			pthread_mutex_lock(&p.lock);
-			p.slots[k % p.nslots].block = k;
-			p.slots[k % p.nslots].ready = true;
+			jpar_render_locked(&p, k);
 			continue;
 		}
 		pthread_cond_wait(&p.cond, &p.lock);

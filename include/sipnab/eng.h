@@ -82,6 +82,14 @@ struct eng *eng_new(const struct eng_config *cfg);
  */
 void eng_packet(struct eng *e, const struct cap_record *rec);
 
+/**
+ * eng_packet() on @p n records in order. For records handed over by another thread (a
+ * worker's share of a chunk or batch): they are scattered over the input and were last
+ * touched on another core, so their bytes are prefetched a few records ahead.
+ * Thread: the engine's thread.
+ */
+void eng_packets(struct eng *e, const struct cap_record *recs, uint32_t n);
+
 /** Flush transport state (TCP streams with buffered bytes); call once after the last record. */
 void eng_finish(struct eng *e);
 

@@ -1158,28 +1158,26 @@ static void cap_populate_ahead(struct cap_reader *r)
 	r->populated = end;
 }
 
+static size_t cap_page_size(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+
+	return ps > 0 ? (size_t)ps : 4096;
+}
+
 static void cap_release_behind(struct cap_reader *r)
 {
 	size_t lag = r->release_lag ? r->release_lag : CAP_RELEASE_LAG;
-	uint8_t *base = r->map;
-	size_t page, upto;
-	long ps;
+	size_t upto;
 
-	if (r->gz) {
-		/* inflated bytes given back are gone (anonymous memory): only when the caller
-		 * said how far behind it looks */
-		if (!r->release_lag) {
-			return;
-		}
-		base = r->gz->region;
-	}
-	if (!base || r->pos < r->released + lag + CAP_RELEASE_CHUNK) {
+	/* inflated bytes given back are gone (anonymous memory): only when the caller said
+	 * how far behind it looks */
+	if ((!r->map && !r->gz) || (r->gz && !r->release_lag) ||
+	    r->pos < r->released + lag + CAP_RELEASE_CHUNK) {
 		return;
 	}
-	ps = sysconf(_SC_PAGESIZE);
-	page = ps > 0 ? (size_t)ps : 4096;
-	upto = (r->pos - lag) & ~(page - 1);
-	(void)madvise(base + r->released, upto - r->released, MADV_DONTNEED);
+	upto = (r->pos - lag) & ~(cap_page_size() - 1);
+	cap_reader_advise(r, r->released, upto - r->released, false);
 	r->released = upto;
 }
 
@@ -1559,17 +1557,13 @@ bool cap_reader_transient(const struct cap_reader *r)
 
 void cap_reader_advise(const struct cap_reader *r, size_t off, size_t len, bool need)
 {
-	size_t page = 4096;
-	long ps = sysconf(_SC_PAGESIZE);
+	size_t page = cap_page_size();
 	uint8_t *base = r->gz ? r->gz->region : (uint8_t *)r->map;
 	size_t limit = r->gz ? r->len : r->map_len;
 	size_t lo, hi;
 
 	if (!base || off >= limit || (need && r->gz)) {
 		return;
-	}
-	if (ps > 0) {
-		page = (size_t)ps;
 	}
 	len = SN_MIN(len, limit - off);
 	if (need) {

@@ -486,6 +486,25 @@ void eng_finish(struct eng *e)
 	eng_msgs_sort(e);
 }
 
+/*
+ * Measured with perf stat task-clock on c5k, --cores 2, alternating runs: 276 ms of CPU
+ * without the prefetch, 232 ms with a distance of 4 (8 and 16: 243 ms); the single reader's
+ * workers (SIPNAB_NO_SPLIT=1): 199 -> 179 ms. Sequential reading on one thread gains
+ * nothing: the hardware prefetcher already follows it.
+ */
+#define ENG_PREFETCH 4u
+
+void eng_packets(struct eng *e, const struct cap_record *recs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (i + ENG_PREFETCH < n) {
+			__builtin_prefetch(recs[i + ENG_PREFETCH].data);
+			__builtin_prefetch(recs[i + ENG_PREFETCH].data + 64);
+		}
+		eng_packet(e, &recs[i]);
+	}
+}
+
 const struct eng_stats *eng_stats(const struct eng *e)
 {
 	return &e->st;

@@ -94,15 +94,7 @@ static gpointer worker_main(gpointer arg)
 		struct batch *b = sn_queue_pop(&w->full);
 		bool last = b->last;
 
-		for (uint32_t i = 0; i < b->count; i++) {
-			/* scattered records last touched by the reading thread, as in eng_split.c
-			 * (SIPNAB_NO_SPLIT=1 --cores 2 on c5k: 199 -> 179 ms task-clock) */
-			if (i + 4 < b->count) {
-				__builtin_prefetch(b->recs[i + 4].data);
-				__builtin_prefetch(b->recs[i + 4].data + 64);
-			}
-			eng_packet(w->eng, &b->recs[i]);
-		}
+		eng_packets(w->eng, b->recs, b->count);
 		atomic_store_explicit(&w->done, b->seq, memory_order_release);
 		b->count = 0;
 		b->last = false;
