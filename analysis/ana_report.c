@@ -114,22 +114,7 @@ static void clock_format(int64_t ts_ns, bool with_date, char *buf, size_t len)
 /* @p v with @p dec decimals; "-0.000" becomes "0.000". False for NaN and infinities. */
 static bool fixed_format(double v, int dec, char *buf, size_t len)
 {
-	const char *p;
-
-	if (!isfinite(v)) {
-		return false;
-	}
-	snprintf(buf, len, "%.*f", dec, v);
-	if (buf[0] != '-') {
-		return true;
-	}
-	for (p = buf + 1; *p; p++) {
-		if (*p != '0' && *p != '.') {
-			return true;
-		}
-	}
-	memmove(buf, buf + 1, strlen(buf));
-	return true;
+	return sn_fmt_fixed(v, dec, buf, len);
 }
 
 /* ---- derived values of a call ---- */

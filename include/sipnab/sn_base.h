@@ -62,6 +62,13 @@ bool sn_slice_eq(struct sn_slice a, struct sn_slice b);
 unsigned int sn_str_hash(const void *key);
 /** True when two slices are equal ignoring ASCII case. */
 bool sn_slice_caseeq(struct sn_slice a, struct sn_slice b);
+/**
+ * @p v with @p dec decimals (0-9) into @p buf: exactly what snprintf("%.*f") writes, except
+ * that a value that rounds to zero never has a minus sign ("-0.000" is "0.000"). Integer
+ * arithmetic where that provably gives the same digits, snprintf() otherwise (a value within
+ * 1/1000 of a rounding tie, a large one, or a small @p len). False for NaN and infinities.
+ */
+bool sn_fmt_fixed(double v, int dec, char *buf, size_t len);
 
 /* Detail for SN_ESYS and SN_EPARSE on open/bind/connect style calls. */
 struct sn_diag {
