@@ -53,6 +53,10 @@ if cmp -s "$TMPD/p1.json" "$TMPD/p3.json"; then
 else
 	fail "carrier --problems --cores 3 differs from --cores 1"
 fi
+# 16,800 SIP messages: the workers' messages are merged in 2, 3 and 4 parts on as many
+# threads (eng_merge.c merges in parts of at least 4,096 messages)
+python3 "$SIPNAB_SRCDIR/bench/carrier.py" --calls 2400 --call-ids 40 --stream-pairs 30 \
+	--jitter-ms 2 --seed 9 --out "$TMPD/many.pcap" 2>/dev/null || fail "carrier.py many"
 # the reader's paths: the one-thread split reader and the single reader with workers
 SIPNAB_FORCE_SPLIT=1 "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --cores 1 >"$TMPD/s1.json"
 SIPNAB_NO_SPLIT=1 "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --cores 2 >"$TMPD/s2.json"
@@ -60,7 +64,8 @@ SIPNAB_NO_SPLIT=1 "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --cores
 expect_eq "split reader on one thread" "$(cmp -s "$TMPD/s0.json" "$TMPD/s1.json" && echo same)" same
 expect_eq "single reader with a worker" "$(cmp -s "$TMPD/s0.json" "$TMPD/s2.json" && echo same)" same
 
-set -- "$SIPNAB_CORPUS"/pcap/*.pcap "$TMPD/carrier.pcap" "$TMPD/clockjump.pcap" "$TMPD/unique.pcap"
+set -- "$SIPNAB_CORPUS"/pcap/*.pcap "$TMPD/carrier.pcap" "$TMPD/clockjump.pcap" "$TMPD/unique.pcap" \
+	"$TMPD/many.pcap"
 if [ -d "$PUBLIC" ]; then
 	set -- "$@" "$PUBLIC"/*.pcap
 fi

@@ -422,10 +422,24 @@ static gpointer par_job_run(gpointer arg)
 	return NULL;
 }
 
+/* Run jobs[0] on the calling thread and jobs[1..threads) on threads of their own. */
+static void par_jobs(struct par_job *jobs, uint32_t threads)
+{
+	GThread **th = sn_xcalloc(threads, sizeof(*th));
+
+	for (uint32_t t = 1; t < threads; t++) {
+		th[t] = g_thread_new("sn-build", par_job_run, &jobs[t]);
+	}
+	par_job_run(&jobs[0]);
+	for (uint32_t t = 1; t < threads; t++) {
+		g_thread_join(th[t]);
+	}
+	free(th);
+}
+
 static void par_for(uint32_t n, uint32_t threads, void (*fn)(void *ctx, uint32_t i), void *ctx)
 {
 	struct par_job *jobs;
-	GThread **th;
 
 	if (threads <= 1 || n < 256) {
 		struct par_job one = {fn, ctx, n, 0, 1};
@@ -433,16 +447,26 @@ static void par_for(uint32_t n, uint32_t threads, void (*fn)(void *ctx, uint32_t
 		return;
 	}
 	jobs = sn_xcalloc(threads, sizeof(*jobs));
-	th = sn_xcalloc(threads, sizeof(*th));
 	for (uint32_t t = 0; t < threads; t++) {
 		jobs[t] = (struct par_job){fn, ctx, n, t, threads};
-		th[t] = t ? g_thread_new("sn-legs", par_job_run, &jobs[t]) : NULL;
 	}
-	par_job_run(&jobs[0]);
-	for (uint32_t t = 1; t < threads; t++) {
-		g_thread_join(th[t]);
+	par_jobs(jobs, threads);
+	free(jobs);
+}
+
+void eng_par_run(uint32_t threads, void (*fn)(void *ctx, uint32_t t), void *ctx)
+{
+	struct par_job *jobs;
+
+	if (threads <= 1) {
+		fn(ctx, 0);
+		return;
 	}
-	free(th);
+	jobs = sn_xcalloc(threads, sizeof(*jobs));
+	for (uint32_t t = 0; t < threads; t++) {
+		jobs[t] = (struct par_job){fn, ctx, threads, t, threads};
+	}
+	par_jobs(jobs, threads);
 	free(jobs);
 }
 
