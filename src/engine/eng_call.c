@@ -392,6 +392,19 @@ static uint32_t leg_of(struct leg **legs, uint32_t *nlegs, uint32_t *cap, struct
 	return ce->legs[ce->n++];
 }
 
+/*
+ * The messages of one call share one copy of their Call-ID per worker (eng_summary.c), so a
+ * small direct-mapped cache from the string's address to its entry answers nearly every
+ * message without hashing the string; a miss (another copy, a collision) asks the table.
+ */
+#define CID_SLOTS_BITS 10
+#define CID_SLOTS      (1u << CID_SLOTS_BITS)
+
+struct cid_slot {
+	const char *call_id;
+	struct cid_entry *ce;
+};
+
 static void cid_entry_free(gpointer p)
 {
 	struct cid_entry *ce = p;
@@ -502,14 +515,23 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	struct build_ctx b = {0};
 	int64_t capture_end = r->stats.last_ts_ns;
 
+	struct cid_slot *seen = sn_xcalloc(CID_SLOTS, sizeof(*seen));
+
 	for (uint32_t i = 0; i < r->msg_count; i++) {
 		const struct eng_msg *m = &r->msgs[i];
-		struct cid_entry *ce = g_hash_table_lookup(by_id, m->call_id);
+		struct cid_slot *slot = &seen[((uintptr_t)m->call_id * UINT64_C(0x9e3779b97f4a7c15)) >>
+					      (64 - CID_SLOTS_BITS)];
+		struct cid_entry *ce = slot->call_id == m->call_id ? slot->ce : NULL;
 		uint32_t li;
 
 		if (!ce) {
-			ce = sn_xcalloc(1, sizeof(*ce));
-			g_hash_table_insert(by_id, (gpointer)m->call_id, ce);
+			ce = g_hash_table_lookup(by_id, m->call_id);
+			if (!ce) {
+				ce = sn_xcalloc(1, sizeof(*ce));
+				g_hash_table_insert(by_id, (gpointer)m->call_id, ce);
+			}
+			slot->call_id = m->call_id;
+			slot->ce = ce;
 		}
 		li = leg_of(&legs, &nlegs, &cap, ce, m);
 		if (legs[li].n == legs[li].cap) {
@@ -525,6 +547,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 			}
 		}
 	}
+	free(seen);
 	b.r = r;
 	b.legs = legs;
 	b.capture_end = capture_end;
