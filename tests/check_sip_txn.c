@@ -324,6 +324,20 @@ START_TEST(test_sip_txn_method_and_sent_by_are_part_of_the_key)
 	ck_ev(see(REQ(.method = "OPTIONS", .branch = "z9hG4bK5", .via = "host.example:5060"),
 		  T0 + MS(3), 0),
 	      SIP_TXN_EV_REQUEST_RETRANSMISSION);
+	/* ... whatever its length (the key is hashed eight bytes at a time) and next to the
+	 * bytes around A-Z ('@', '[', '`', '{') that lowering leaves alone */
+	ck_ev(see(REQ(.method = "OPTIONS", .branch = "z9hG4bK7",
+		      .via = "[2001:DB8::AbCd:Ef]:5060"), T0 + MS(2), 0),
+	      SIP_TXN_EV_NEW_REQUEST);
+	ck_ev(see(REQ(.method = "OPTIONS", .branch = "z9hG4bK7",
+		      .via = "[2001:db8::aBcD:eF]:5060"), T0 + MS(3), 0),
+	      SIP_TXN_EV_REQUEST_RETRANSMISSION);
+	ck_ev(see(REQ(.method = "OPTIONS", .branch = "z9hG4bK8", .via = "a@Z[`{.EXAMPLE.ORG"),
+		  T0 + MS(2), 0),
+	      SIP_TXN_EV_NEW_REQUEST);
+	ck_ev(see(REQ(.method = "OPTIONS", .branch = "z9hG4bK8", .via = "A@z[`{.example.org"),
+		  T0 + MS(3), 0),
+	      SIP_TXN_EV_REQUEST_RETRANSMISSION);
 	/* An unknown method matches by name. */
 	ck_ev(see(REQ(.method = "FOO", .branch = "z9hG4bK6"), T0 + MS(4), 0),
 	      SIP_TXN_EV_NEW_REQUEST);

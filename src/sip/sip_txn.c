@@ -239,36 +239,63 @@ void sip_txn_msg_from(const struct sip_msg *m, struct sip_txn_msg *out, int64_t 
 
 /* ---- hashing --------------------------------------------------------------------------- */
 
+/*
+ * Keys are hashed eight bytes at a time (a multiply-xorshift step per word, the length as the
+ * field separator); sent-by is lowered eight ASCII letters at a time, as it compares without
+ * case. Byte-at-a-time FNV was 1.4 % of a run over a 535,000-packet capture. The hash only
+ * picks a bucket and rejects unequal keys early (and stands for a To tag, as before): equal
+ * fields always hash alike.
+ */
 #define FNV_OFFSET 0xcbf29ce484222325ULL
-#define FNV_PRIME  0x100000001b3ULL
+
+static uint64_t mix_word(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
+/* The eight bytes of @p w with A-Z made a-z (bytes >= 0x80 unchanged). */
+static uint64_t ascii_lower8(uint64_t w)
+{
+	uint64_t heptets = w & 0x7f7f7f7f7f7f7f7fULL;
+	uint64_t ge_a = heptets + 0x3f3f3f3f3f3f3f3fULL; /* high bit: byte >= 'A' */
+	uint64_t gt_z = heptets + 0x2525252525252525ULL; /* high bit: byte > 'Z' */
+	uint64_t upper = (ge_a ^ gt_z) & ~w & 0x8080808080808080ULL;
+
+	return w | (upper >> 2);
+}
+
+static uint64_t hash_slice(uint64_t h, struct sn_slice s, bool lower)
+{
+	const uint8_t *p = s.ptr;
+	uint32_t n = s.len;
+	uint64_t w;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&w, p, 8);
+		h = mix_word(h, lower ? ascii_lower8(w) : w);
+	}
+	if (n) {
+		w = 0;
+		memcpy(&w, p, n);
+		h = mix_word(h, lower ? ascii_lower8(w) : w);
+	}
+	return mix_word(h, (uint64_t)s.len | (1ULL << 63)); /* field separator */
+}
 
 static uint64_t fnv_bytes(uint64_t h, struct sn_slice s)
 {
-	for (uint32_t i = 0; i < s.len; i++) {
-		h = (h ^ s.ptr[i]) * FNV_PRIME;
-	}
-	return (h ^ 0xff) * FNV_PRIME; /* field separator */
+	return hash_slice(h, s, false);
 }
 
 static uint64_t fnv_lower(uint64_t h, struct sn_slice s)
 {
-	for (uint32_t i = 0; i < s.len; i++) {
-		uint8_t c = s.ptr[i];
-		if (c >= 'A' && c <= 'Z') {
-			c = (uint8_t)(c + ('a' - 'A'));
-		}
-		h = (h ^ c) * FNV_PRIME;
-	}
-	return (h ^ 0xff) * FNV_PRIME;
+	return hash_slice(h, s, true);
 }
 
 static uint64_t fnv_u32(uint64_t h, uint32_t v)
 {
-	for (int i = 0; i < 4; i++) {
-		h = (h ^ (v & 0xff)) * FNV_PRIME;
-		v >>= 8;
-	}
-	return h;
+	return mix_word(h, v);
 }
 
 static uint64_t tag_hash(struct sn_slice tag)
