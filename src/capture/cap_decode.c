@@ -661,14 +661,21 @@ enum sn_status cap_decoder_run(struct cap_decoder *d, const struct cap_record *r
 
 /* ---- shard key ---- */
 
-static uint32_t hash_bytes(const uint8_t *p, uint32_t n)
+/* An address of @p n bytes (4 or 16) folded to 32 bits, four bytes a step: every record of a
+ * split or sharded read is hashed, and the byte-wise FNV this replaces was a tenth of the
+ * sharded reader's instructions. */
+static uint32_t hash_addr(const uint8_t *p, uint32_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0x9e3779b97f4a7c15ull;
 
-	for (uint32_t i = 0; i < n; i++) {
-		h = (h ^ p[i]) * 0x100000001b3ull;
+	for (uint32_t i = 0; i < n; i += 4) {
+		uint32_t w;
+
+		memcpy(&w, p + i, 4);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
 	}
-	return (uint32_t)(h ^ (h >> 32));
+	return (uint32_t)h;
 }
 
 /* Unordered pair of the addresses of the IP header at p (0 when not IP or too short). */
@@ -677,11 +684,11 @@ static uint32_t ip_pair_hash(const uint8_t *p, uint32_t n)
 	uint32_t a, b;
 
 	if (n >= 20 && (p[0] >> 4) == 4) {
-		a = hash_bytes(p + 12, 4);
-		b = hash_bytes(p + 16, 4);
+		a = hash_addr(p + 12, 4);
+		b = hash_addr(p + 16, 4);
 	} else if (n >= 40 && (p[0] >> 4) == 6) {
-		a = hash_bytes(p + 8, 16);
-		b = hash_bytes(p + 24, 16);
+		a = hash_addr(p + 8, 16);
+		b = hash_addr(p + 24, 16);
 	} else {
 		return 0;
 	}
