@@ -933,6 +933,118 @@ START_TEST(test_cap_merge_reports_a_truncated_input_once_and_goes_on)
 }
 END_TEST
 
+/* Batches give what one-by-one reading gives, and the same end: a single input read through
+ * cap_merge_next_batch() (the one-core path) and a merge of two, cut or whole. */
+START_TEST(test_cap_merge_batches_equal_records_one_by_one)
+{
+	static const uint32_t a[] = {1, 2, 3, 5, 7, 9, 11, 13, 15};
+	static const uint32_t b[] = {1, 4, 6, 8};
+	struct cap_record one[16], batch[16];
+
+	for (int cut = 0; cut <= 1; cut++) {
+		for (uint32_t max = 1; max <= 4; max++) {
+			for (int inputs = 1; inputs <= 2; inputs++) {
+				struct cap_reader *rs[2];
+				struct cap_merge *m;
+				struct err_log log1 = {0}, log2 = {0};
+				uint32_t n1 = 0, n2 = 0, got;
+
+				rs[0] = open_ok(pcap_with_times(a, SN_ARRAY_SIZE(a), 10, cut));
+				if (inputs == 2) {
+					rs[1] = open_ok(pcap_with_times(b, SN_ARRAY_SIZE(b), 20, 0));
+				}
+				m = cap_merge_new(rs, (size_t)inputs);
+				while (cap_merge_next(m, &one[n1], on_merge_error, &log1) == SN_OK) {
+					n1++;
+				}
+				cap_merge_free(m);
+				rs[0] = open_ok(pcap_with_times(a, SN_ARRAY_SIZE(a), 10, cut));
+				if (inputs == 2) {
+					rs[1] = open_ok(pcap_with_times(b, SN_ARRAY_SIZE(b), 20, 0));
+				}
+				m = cap_merge_new(rs, (size_t)inputs);
+				while ((got = cap_merge_next_batch(m, batch + n2, max, on_merge_error,
+								   &log2)) > 0) {
+					ck_assert_uint_le(got, max);
+					n2 += got;
+				}
+				ck_assert_uint_eq(cap_merge_next_batch(m, batch, max, on_merge_error,
+								       &log2), 0);
+				ck_assert_uint_eq(n1, n2);
+				ck_assert_uint_eq(n1, (uint32_t)(inputs == 2 ? 13 : 9) - (uint32_t)cut);
+				for (uint32_t i = 0; i < n1; i++) {
+					ck_assert_int_eq(one[i].ts_ns, batch[i].ts_ns);
+					ck_assert_uint_eq(one[i].offset, batch[i].offset);
+					ck_assert_uint_eq(one[i].file_index, batch[i].file_index);
+					ck_assert_uint_eq(one[i].caplen, batch[i].caplen);
+				}
+				ck_assert_int_eq(log1.calls, cut);
+				ck_assert_int_eq(log2.calls, cut);
+				ck_assert_int_eq(log1.st, log2.st);
+				ck_assert_uint_eq(log1.offset, log2.offset);
+				cap_merge_free(m);
+			}
+		}
+	}
+}
+END_TEST
+
+/* A little-endian microsecond pcap of @p n records of @p len bytes each, record i at second
+ * t0 + i filled with byte (k0 + i); heap-owned. */
+static uint8_t *big_pcap(uint32_t n, uint32_t len, uint32_t t0, uint8_t k0, size_t *out_len)
+{
+	size_t total = 24 + (size_t)n * (16 + len);
+	uint8_t *b = malloc(total);
+	uint8_t *p = b + 24;
+	const uint32_t hdr[6] = {0xa1b2c3d4u, 0x00040002u, 0, 0, 262144, 1};
+
+	ck_assert_ptr_nonnull(b);
+	memcpy(b, hdr, sizeof(hdr)); /* little-endian host (the tests' files are host order) */
+	for (uint32_t i = 0; i < n; i++) {
+		const uint32_t rh[4] = {t0 + i, 0, len, len};
+
+		memcpy(p, rh, sizeof(rh));
+		memset(p + 16, (uint8_t)(k0 + i), len);
+		p += 16 + len;
+	}
+	*out_len = total;
+	return b;
+}
+
+/* Large records from two gzip inputs (their bytes live in memory that is given back behind
+ * the reader), read in batches as the one-core path reads them: every record of every batch
+ * still holds its own bytes when the batch is used. */
+START_TEST(test_cap_merge_batches_keep_streamed_records_of_two_inputs)
+{
+	size_t la, lb;
+	uint8_t *a = big_pcap(40, 150000, 1000, 1, &la);
+	uint8_t *b = big_pcap(2, 100, 2000, 200, &lb);
+	struct cap_reader *rs[2];
+	struct cap_merge *m;
+	struct cap_record recs[32];
+	uint32_t got, seen = 0;
+
+	rs[0] = open_ok(tmp_write_gz(a, la, 1));
+	rs[1] = open_ok(tmp_write_gz(b, lb, 1));
+	m = cap_merge_new(rs, 2);
+	cap_merge_set_release_lag(m, 2u << 20);
+	while ((got = cap_merge_next_batch(m, recs, 32, NULL, NULL)) > 0) {
+		for (uint32_t i = 0; i < got; i++, seen++) {
+			uint8_t want = seen < 40 ? (uint8_t)(1 + seen) : (uint8_t)(200 + seen - 40);
+
+			ck_assert_msg(recs[i].data[0] == want &&
+					      recs[i].data[recs[i].caplen - 1] == want &&
+					      recs[i].data[recs[i].caplen / 2] == want,
+				      "record %u lost its bytes", seen);
+		}
+	}
+	ck_assert_uint_eq(seen, 42);
+	cap_merge_free(m);
+	free(a);
+	free(b);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- range reading (cursors) */
 
 #define LOG_MAX 256
@@ -1784,6 +1896,8 @@ static Suite *cap_reader_suite(void)
 	CAP_TCASE("merge");
 	tcase_add_test(tc, test_cap_merge_orders_records_by_time_and_keeps_file_order_on_ties);
 	tcase_add_test(tc, test_cap_merge_reports_a_truncated_input_once_and_goes_on);
+	tcase_add_test(tc, test_cap_merge_batches_equal_records_one_by_one);
+	tcase_add_test(tc, test_cap_merge_batches_keep_streamed_records_of_two_inputs);
 	CAP_TCASE("cursor");
 	tcase_add_test(tc, test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges);
 	tcase_add_test(tc, test_cap_cursor_ranges_chained_by_position_give_the_reader_records);

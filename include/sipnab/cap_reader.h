@@ -58,6 +58,15 @@ enum sn_status cap_reader_open(const char *path, struct cap_reader **out, struct
  */
 enum sn_status cap_reader_next(struct cap_reader *r, struct cap_record *rec);
 
+/**
+ * Up to @p max next records at once, as cap_reader_next() would return them one by one; the
+ * records of one batch stay valid together until the next call. Fewer than @p max only at the
+ * end of input or on an error: *st is then what cap_reader_next() would have returned
+ * (SN_ENOTFOUND, SN_ETRUNC, SN_EPARSE), else SN_OK.
+ */
+uint32_t cap_reader_next_batch(struct cap_reader *r, struct cap_record *recs, uint32_t max,
+			       enum sn_status *st);
+
 /** Byte offset and reason of the last SN_ETRUNC/SN_EPARSE (diag->offset, diag->msg). */
 const struct sn_diag *cap_reader_error(const struct cap_reader *r);
 
@@ -177,6 +186,15 @@ enum sn_status cap_merge_next(struct cap_merge *m, struct cap_record *rec,
 /** Reader of input @p i, for its format and errors. */
 const struct cap_reader *cap_merge_reader(const struct cap_merge *m, size_t i);
 
+/**
+ * Up to @p max next records at once, as cap_merge_next() would return them one by one (with
+ * the same error reports); the records of one batch stay valid together until the next call.
+ * With several inputs a batch holds one record (refilling an input gives back what is behind
+ * it, see cap_merge_set_release_lag()).
+ * @return how many; 0 when every input is exhausted
+ */
+uint32_t cap_merge_next_batch(struct cap_merge *m, struct cap_record *recs, uint32_t max,
+			      cap_merge_error_fn *on_error, void *user);
 /** The only input when there is exactly one (for range reading), else NULL. */
 const struct cap_reader *cap_merge_single(const struct cap_merge *m);
 /** cap_reader_set_release_lag() on every input. */

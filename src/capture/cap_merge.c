@@ -121,6 +121,38 @@ struct cap_merge *cap_merge_new(struct cap_reader **readers, size_t count)
 	return m;
 }
 
+uint32_t cap_merge_next_batch(struct cap_merge *m, struct cap_record *recs, uint32_t max,
+			      cap_merge_error_fn *on_error, void *user)
+{
+	uint32_t n = 0;
+
+	if (m->count == 1) {
+		/* one input: straight from the reader, one call per batch */
+		struct cap_reader *r = m->readers[0];
+		enum sn_status st;
+
+		m->started = true;
+		if (!r || m->ended) {
+			return 0;
+		}
+		n = cap_reader_next_batch(r, recs, max, &st);
+		for (uint32_t i = 0; i < n; i++) {
+			recs[i].file_index = 0;
+		}
+		if (st != SN_OK) {
+			m->ended = true;
+			if (st != SN_ENOTFOUND && on_error) {
+				on_error(user, 0, st, cap_reader_error(r));
+			}
+		}
+		return n;
+	}
+	/* several inputs: one record at a time. Refilling an input gives back what lies behind
+	 * its reading position (cap_reader_next()), which for streamed input would wipe the
+	 * earlier records of a batch */
+	return max && cap_merge_next(m, &recs[0], on_error, user) == SN_OK ? 1 : 0;
+}
+
 enum sn_status cap_merge_next(struct cap_merge *m, struct cap_record *rec,
 			      cap_merge_error_fn *on_error, void *user)
 {

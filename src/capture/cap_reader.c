@@ -1189,14 +1189,14 @@ static enum sn_status cap_parse_next(struct cap_reader *r, struct cap_record *re
 	return cap_pcapng_next(r, rec);
 }
 
-enum sn_status cap_reader_next(struct cap_reader *r, struct cap_record *rec)
+/* cap_reader_next() without giving anything back first. */
+static enum sn_status cap_reader_take(struct cap_reader *r, struct cap_record *rec)
 {
 	enum sn_status st;
 
 	if (r->err_st != SN_OK) {
 		return r->err_st;
 	}
-	cap_release_behind(r);
 	if (!r->gz) {
 		cap_populate_ahead(r);
 		return cap_parse_next(r, rec);
@@ -1221,6 +1221,32 @@ enum sn_status cap_reader_next(struct cap_reader *r, struct cap_record *rec)
 		memset(&r->err, 0, sizeof(r->err));
 		(void)cap_gz_wait(r, r->len + CAP_GZ_BLOCK);
 	}
+}
+
+enum sn_status cap_reader_next(struct cap_reader *r, struct cap_record *rec)
+{
+	if (r->err_st != SN_OK) {
+		return r->err_st;
+	}
+	cap_release_behind(r);
+	return cap_reader_take(r, rec);
+}
+
+uint32_t cap_reader_next_batch(struct cap_reader *r, struct cap_record *recs, uint32_t max,
+			       enum sn_status *st)
+{
+	uint32_t n = 0;
+
+	*st = r->err_st;
+	if (*st != SN_OK) {
+		return 0;
+	}
+	/* once for the batch, behind its first record: every record of it stays in place */
+	cap_release_behind(r);
+	while (n < max && (*st = cap_reader_take(r, &recs[n])) == SN_OK) {
+		n++;
+	}
+	return n;
 }
 
 const struct sn_diag *cap_reader_error(const struct cap_reader *r)

@@ -45,6 +45,8 @@
 #include "eng_split.h"
 
 #define ENG_BATCH          512u /* records per batch */
+#define ENG_READ_BATCH     32u  /* records read at once by the one-core path (the reader's
+				 * checks once per batch instead of once per record) */
 #define ENG_BUCKETS        64u  /* host-pair buckets shared out between the threads */
 #define ENG_BATCHES_PER_WK 8u   /* batches in flight per worker (keeps them well inside the
 				 * reader's mapping window, see cap_reader.c) */
@@ -139,14 +141,15 @@ static struct eng_result *run_single(struct cap_merge *m, const struct eng_confi
 				     cap_merge_error_fn *on_error, void *user)
 {
 	struct eng *e = eng_new(cfg);
-	struct cap_record rec;
+	struct cap_record recs[ENG_READ_BATCH];
 	struct eng_result *r;
+	uint32_t n;
 	double t0 = now_s();
 
-	/* the records are used before the next one is read: a small window is enough */
+	/* a batch's records are used before the next batch is read: a small window is enough */
 	cap_merge_set_release_lag(m, 2u << 20);
-	while (cap_merge_next(m, &rec, on_error, user) == SN_OK) {
-		eng_packet(e, &rec);
+	while ((n = cap_merge_next_batch(m, recs, ENG_READ_BATCH, on_error, user)) > 0) {
+		eng_packets(e, recs, n);
 	}
 	eng_finish(e);
 	timing("analyse", t0);
