@@ -33,7 +33,10 @@ expect_eq "sngrep-aaa calls" "$(calls sngrep-aaa.pcap | tr '\n' '|')" \
 expect_eq "heplify-sip_ipv4_tcp" "$(calls heplify-sip_ipv4_tcp.pcap)" "INVITE COMPLETED 200 7 0 2 callee"
 expect_eq "FAX call summary" "$(summary heplify-FAX-Call-t38-CA-TDM-SIP-FB-1.pcap)" "3 3 2 COMPLETED=3"
 expect_eq "heplify-ipip0" "$(summary heplify-ipip0.pcap)" "3 0 0 CALL_SETUP=1 REJECTED=2"
-expect_eq "heplify-sip_ipv6_udp" "$(calls heplify-sip_ipv6_udp.pcap)" "INVITE IN_CALL 200 6 0 0 None"
+# its From and To URIs hold IPv6 addresses without brackets (sip:9876@fe80:0:0:0:21a:...), which
+# RFC 3261 does not allow; the tags are still there, the BYE ends the dialog, and sngrep 1.6 too
+# shows the call COMPLETED
+expect_eq "heplify-sip_ipv6_udp" "$(calls heplify-sip_ipv6_udp.pcap)" "INVITE COMPLETED 200 6 0 0 caller"
 expect_eq "heplify-sip_sctp" "$(calls heplify-sip_sctp.pcap)" "INVITE REJECTED 403 4 0 0 None"
 expect_eq "heplify-sip_ipv4_tcp_retrans" "$(calls heplify-sip_ipv4_tcp_retrans.pcap)" "REGISTER COMPLETED 200 8 0 0 None"
 expect_eq "websocket summary" "$(summary heplify-sip_tcp_websocket.pcap)" "3 2 0 COMPLETED=3"

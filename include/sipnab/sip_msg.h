@@ -198,8 +198,10 @@ struct sip_msg {
 	struct sn_slice to_value;
 	struct sn_slice from_tag; /* empty when absent */
 	struct sn_slice to_tag;
-	struct sn_slice from_uri; /* URI text without < >; empty when absent or invalid */
-	struct sn_slice to_uri;	  /* (tags and URIs come from a full name-addr parse) */
+	struct sn_slice from_uri; /* URI text without < >; empty when absent or when the */
+	struct sn_slice to_uri;	  /* name-addr's structure is broken (no closing >, ...);
+				   * URI and parameters are not validated here: see
+				   * sip_msg_validate() */
 	uint32_t cseq;
 	enum sip_method cseq_method;
 	struct sn_slice cseq_method_name;

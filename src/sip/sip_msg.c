@@ -340,9 +340,9 @@ static void via_line(struct sip_msg *msg, struct sn_slice v)
 }
 
 /*
- * Take what the capture engine needs from a known header. The only checks made here are those
- * whose outcome the engine sees: From/To are fully parsed (an invalid one gives no tag or URI,
- * as dialogs have always been matched), the rest is left to sip_msg_validate().
+ * Take what the capture engine needs from a known header. From/To give their URI text and tag
+ * by the name-addr's structure (sip_name_addr_split(): a broken structure gives neither); the
+ * URI and parameter syntax, like every other check, is left to sip_msg_validate().
  */
 static void hdr_apply(struct sip_msg *msg, uint64_t *seen, const struct sip_hdr *h)
 {
@@ -359,15 +359,18 @@ static void hdr_apply(struct sip_msg *msg, uint64_t *seen, const struct sip_hdr 
 		msg->call_id = v;
 		break;
 	case SIP_HDR_FROM:
+		/* the index takes the URI text and tag from the name-addr's structure only;
+		 * validating the URI and the parameters is sip_msg_validate()'s job (the proxy
+		 * runs it; a capture keeps what was sent) */
 		msg->from_value = v;
-		if (sip_name_addr_parse(v, &na) == SN_OK) {
+		if (sip_name_addr_split(v, &na) == SN_OK) {
 			msg->from_tag = na.tag;
 			msg->from_uri = na.uri_text;
 		}
 		break;
 	case SIP_HDR_TO:
 		msg->to_value = v;
-		if (sip_name_addr_parse(v, &na) == SN_OK) {
+		if (sip_name_addr_split(v, &na) == SN_OK) {
 			msg->to_tag = na.tag;
 			msg->to_uri = na.uri_text;
 		}
