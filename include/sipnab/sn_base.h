@@ -49,10 +49,25 @@ static inline const uint8_t *sn_slice_end(struct sn_slice s)
 	return s.len ? s.ptr + s.len : s.ptr;
 }
 
-/** True when the slice equals the NUL-terminated literal @p lit (case-sensitive). */
-bool sn_slice_eq_str(struct sn_slice s, const char *lit);
-/** True when the slice equals @p lit ignoring ASCII case. */
-bool sn_slice_caseeq_str(struct sn_slice s, const char *lit);
+/** True when @p n bytes at @p a and @p b are equal ignoring ASCII case. */
+bool sn_mem_caseeq(const uint8_t *a, const char *b, size_t n);
+
+/** True when the slice equals the NUL-terminated literal @p lit (case-sensitive). Inline, so
+ * the literal's length is known where it is called and most mismatches cost one compare. */
+static inline bool sn_slice_eq_str(struct sn_slice s, const char *lit)
+{
+	size_t n = __builtin_strlen(lit);
+
+	return s.len == n && (n == 0 || __builtin_memcmp(s.ptr, lit, n) == 0);
+}
+
+/** True when the slice equals @p lit ignoring ASCII case (inline, as sn_slice_eq_str()). */
+static inline bool sn_slice_caseeq_str(struct sn_slice s, const char *lit)
+{
+	size_t n = __builtin_strlen(lit);
+
+	return s.len == n && sn_mem_caseeq(s.ptr, lit, n);
+}
 /** True when two slices hold the same bytes. */
 bool sn_slice_eq(struct sn_slice a, struct sn_slice b);
 /**

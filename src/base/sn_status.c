@@ -38,20 +38,10 @@ static inline uint8_t lower(uint8_t c)
 	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
 }
 
-bool sn_slice_eq_str(struct sn_slice s, const char *lit)
+bool sn_mem_caseeq(const uint8_t *a, const char *b, size_t n)
 {
-	size_t n = strlen(lit);
-	return s.len == n && (n == 0 || memcmp(s.ptr, lit, n) == 0);
-}
-
-bool sn_slice_caseeq_str(struct sn_slice s, const char *lit)
-{
-	size_t n = strlen(lit);
-	if (s.len != n) {
-		return false;
-	}
 	for (size_t i = 0; i < n; i++) {
-		if (lower(s.ptr[i]) != lower((uint8_t)lit[i])) {
+		if (lower(a[i]) != lower((uint8_t)b[i])) {
 			return false;
 		}
 	}
