@@ -377,6 +377,19 @@ static void jw_tabs(struct jw *w, int n)
 	}
 }
 
+/* Does any of the 8 bytes at p need an escape? (SWAR: a byte < 0x20, '"' or '\\'; never a
+ * false "no") */
+static bool word_escaped(const unsigned char *p)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t x, q, b;
+
+	memcpy(&x, p, 8);
+	q = x ^ (ones * '"');
+	b = x ^ (ones * '\\');
+	return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+}
+
 /* Bytes cJSON escapes in a string: the quote, the backslash and the control characters. */
 static bool json_escaped(unsigned char c)
 {
@@ -392,19 +405,24 @@ static void jw_string(struct jw *w, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *end = p + strlen(s);
 
-	jw_reserve(w, strlen(s) * 6 + 2);
+	jw_reserve(w, (size_t)(end - p) * 6 + 2);
 	w->buf[w->len++] = '"';
 	for (;;) {
 		const unsigned char *run = p;
 		char esc = 0;
 
-		while (*p && !json_escaped(*p)) {
+		/* eight bytes at a time while none of them needs an escape */
+		while (end - p >= 8 && !word_escaped(p)) {
+			p += 8;
+		}
+		while (p < end && !json_escaped(*p)) {
 			p++;
 		}
 		memcpy(w->buf + w->len, run, (size_t)(p - run));
 		w->len += (size_t)(p - run);
-		if (!*p) {
+		if (p == end) {
 			break;
 		}
 		switch (*p) {

@@ -425,6 +425,38 @@ START_TEST(test_ana_report_json_call_has_every_key)
 }
 END_TEST
 
+/* Strings are escaped exactly as cJSON prints them, wherever the byte to escape falls in the
+ * eight-byte words the writer scans (and bytes that need no escape are left alone). */
+START_TEST(test_ana_report_json_escapes_like_cjson_at_every_position)
+{
+	static const char special[] = {'"', '\\', '\n', '\r', '\t', '\b', '\f', 1, 0x1f,
+				       ' ', '/', 0x7f, (char)0x80, (char)0xff};
+
+	for (size_t k = 0; k < sizeof(special); k++) {
+		for (size_t at = 0; at < 20; at++) {
+			char val[40];
+			cJSON *item;
+			char *want, *txt;
+
+			memset(val, 'a', sizeof(val));
+			val[at] = special[k];
+			val[at + 3] = special[k]; /* a second one in the same or the next word */
+			val[25] = '\0';
+			fixture_setup();
+			fx.calls[0].from_uri = val;
+			item = cJSON_CreateString(val);
+			want = cJSON_PrintUnformatted(item);
+			txt = report(ANA_REPORT_JSON, NULL);
+			ck_assert_msg(strstr(txt, want) != NULL, "byte 0x%02x at %zu: %s not in the report",
+				      (unsigned char)special[k], at, want);
+			free(txt);
+			free(want);
+			cJSON_Delete(item);
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_ana_report_json_stream_has_every_key)
 {
 	cJSON *root = report_json(NULL);
@@ -722,6 +754,7 @@ static Suite *ana_report_suite(void)
 	tcase_add_checked_fixture(tc, fixture_setup, NULL);
 	tcase_add_test(tc, test_ana_report_json_capture_and_summary);
 	tcase_add_test(tc, test_ana_report_json_call_has_every_key);
+	tcase_add_test(tc, test_ana_report_json_escapes_like_cjson_at_every_position);
 	tcase_add_test(tc, test_ana_report_json_stream_has_every_key);
 	tcase_add_test(tc, test_ana_report_json_numbers_are_fixed_and_deterministic);
 	tcase_add_test(tc, test_ana_report_json_selection_lists_selected_calls);
