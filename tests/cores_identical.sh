@@ -57,6 +57,15 @@ fi
 # threads (eng_merge.c merges in parts of at least 4,096 messages)
 python3 "$SIPNAB_SRCDIR/bench/carrier.py" --calls 2400 --call-ids 40 --stream-pairs 30 \
 	--jitter-ms 2 --seed 9 --out "$TMPD/many.pcap" 2>/dev/null || fail "carrier.py many"
+# 2,200 RTP flows in one worker: the build gives the flows it has turned into streams back to
+# the kernel as it goes (every 2,048); every stream must still come out whole
+python3 "$SIPNAB_SRCDIR/bench/carrier.py" --calls 1100 --call-ids 0 --stream-pairs 0 --seed 3 \
+	--out "$TMPD/flows.pcap" 2>/dev/null || fail "carrier.py flows"
+for n in 1 2; do
+	"$SIPNAB_BIN" -N -I "$TMPD/flows.pcap" --cores $n --report=json >"$TMPD/f.json"
+	expect_eq "2,200 flows --cores $n: streams" "$(json_get "$TMPD/f.json" summary.streams)" 2200
+	expect_eq "2,200 flows --cores $n: RTP packets" "$(json_get "$TMPD/f.json" capture.rtp_packets)" 110000
+done
 # the reader's paths: the one-thread split reader and the single reader with workers
 SIPNAB_FORCE_SPLIT=1 "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --cores 1 >"$TMPD/s1.json"
 SIPNAB_NO_SPLIT=1 "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --cores 2 >"$TMPD/s2.json"
@@ -65,7 +74,7 @@ expect_eq "split reader on one thread" "$(cmp -s "$TMPD/s0.json" "$TMPD/s1.json"
 expect_eq "single reader with a worker" "$(cmp -s "$TMPD/s0.json" "$TMPD/s2.json" && echo same)" same
 
 set -- "$SIPNAB_CORPUS"/pcap/*.pcap "$TMPD/carrier.pcap" "$TMPD/clockjump.pcap" "$TMPD/unique.pcap" \
-	"$TMPD/many.pcap"
+	"$TMPD/many.pcap" "$TMPD/flows.pcap"
 if [ -d "$PUBLIC" ]; then
 	set -- "$@" "$PUBLIC"/*.pcap
 fi

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "sipnab/rtp_mos.h"
 #include "sipnab/sdp.h"
@@ -86,6 +88,23 @@ void eng_msgs_sort(struct eng *e)
 }
 
 /*
+ * Give the whole pages inside [lo, hi) of a heap array back to the kernel (MADV_DONTNEED: they
+ * read as zeros if touched again). For the parts of the workers' arrays that the build has
+ * consumed and will not read again, so the result and the arrays it is made from are not all
+ * resident at once. Pages at the edges may hold live neighbours: they are kept.
+ */
+static void give_back_consumed(const void *lo, const void *hi)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)lo + page - 1) & ~(page - 1);
+	uintptr_t b = (uintptr_t)hi & ~(page - 1);
+
+	if (b > a) {
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
+	}
+}
+
+/*
  * Merge the workers' sorted messages into r->msgs: the same order as sorting them all (the
  * key is unique: a record reaches one worker), in one pass instead of a copy and a sort.
  * With several workers the output is cut into as many parts, one per thread: part t holds
@@ -95,7 +114,8 @@ void eng_msgs_sort(struct eng *e)
  * the order is the same for any number of parts. (The stretch is new memory: most of a
  * serial merge's time was its page faults, which the parts now take in parallel.)
  */
-#define MERGE_PART_MIN 4096u /* messages per part below which one thread merges */
+#define MERGE_PART_MIN 4096u  /* messages per part below which one thread merges */
+#define MERGE_GIVE_BACK 4096u /* messages merged between two give-backs (about 860 KiB) */
 
 struct merge_job {
 	struct eng_result *r;
@@ -128,10 +148,12 @@ static void merge_part(void *ctx, uint32_t t)
 	const uint32_t *lo = j->cut + (size_t)t * j->count;
 	const uint32_t *hi = lo + j->count;
 	uint32_t *pos = sn_xcalloc(j->count + 1, sizeof(*pos));
+	uint32_t *done = sn_xcalloc(j->count + 1, sizeof(*done)); /* given back up to here */
 	uint32_t total = 0;
 
 	for (size_t i = 0; i < j->count; i++) {
 		pos[i] = lo[i];
+		done[i] = lo[i];
 		total += hi[i] - lo[i];
 	}
 	for (uint32_t k = 0; k < total; k++) {
@@ -145,8 +167,18 @@ static void merge_part(void *ctx, uint32_t t)
 			}
 		}
 		j->r->msgs[j->base[t] + k] = j->engines[best]->msgs[pos[best]++];
+		if (k % MERGE_GIVE_BACK == MERGE_GIVE_BACK - 1) {
+			/* what is merged is not read again: the copy takes its place in memory
+			 * instead of doubling it (the workers' arrays are freed at the end) */
+			for (size_t i = 0; i < j->count; i++) {
+				give_back_consumed(&j->engines[i]->msgs[done[i]],
+						   &j->engines[i]->msgs[pos[i]]);
+				done[i] = pos[i];
+			}
+		}
 	}
 	free(pos);
+	free(done);
 }
 
 static void merge_msgs(struct eng_result *r, struct eng *const *engines, size_t count,
@@ -574,6 +606,8 @@ static void attach_rtcp(struct eng_result *r, struct eng *const *engines, size_t
 	free(idx);
 }
 
+#define FLOWS_GIVE_BACK 2048u /* flows between two give-backs (about 850 KiB) */
+
 static void build_streams(struct eng_result *r, struct eng *const *engines, size_t count,
 			  bool heuristic)
 {
@@ -588,7 +622,7 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 	r->streams = sn_xcalloc(nflows + 1, sizeof(*r->streams));
 	for (size_t w = 0; w < count; w++) {
 		struct eng *e = engines[w];
-		for (uint32_t i = 0; i < e->flow_count; i++) {
+		for (uint32_t i = 0, kept = 0; i < e->flow_count; i++) {
 			const struct eng_flow *f = &e->flows[i];
 			struct eng_stream *s = &r->streams[n];
 			const struct announce *a;
@@ -596,6 +630,17 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 			int te_pt;
 			int32_t dyn_clock;
 
+			if (i - kept >= FLOWS_GIVE_BACK) {
+				/* the flows before i are done with: the streams being written
+				 * take their place in memory instead of adding to it (their
+				 * packet lists are freed first; eng_flows_free() then sees NULL) */
+				for (uint32_t j = kept; j < i; j++) {
+					free(e->flows[j].pkts);
+					e->flows[j].pkts = NULL;
+				}
+				give_back_consumed(&e->flows[kept], &e->flows[i]);
+				kept = i;
+			}
 			if (f->total == 0) {
 				continue;
 			}
