@@ -3,8 +3,9 @@
  * is a capture file (pcap or pcapng, any bytes). It is read once sequentially and once in
  * ranges the way the multi-threaded reader does (resynchronise each range, verify it against
  * the end of the range before, read it again from there when they differ), and both must
- * give exactly the same records and the same ending. The range size comes from the first
- * input byte so that the fuzzer moves range boundaries around.
+ * give exactly the same records and the same ending; so must reading it in batches
+ * (cap_reader_next_batch(), the one-core path). The range size and the batch size come from
+ * the first input byte so that the fuzzer moves range and batch boundaries around.
  */
 #include "config.h"
 
@@ -34,6 +35,25 @@ static uint32_t read_sequential(struct cap_reader *r, struct rec_copy *out,
 		out[n++] = (struct rec_copy){rec.ts_ns, rec.caplen, rec.origlen, rec.linktype,
 					     rec.ifindex, rec.offset};
 	}
+	*err_off = cap_reader_error(r)->offset;
+	return n;
+}
+
+/* In batches of @p max records, as src/engine/eng_run.c reads one input on one core. */
+static uint32_t read_batches(struct cap_reader *r, uint32_t max, struct rec_copy *out,
+			     enum sn_status *end, uint64_t *err_off)
+{
+	struct cap_record recs[64];
+	uint32_t n = 0, got;
+
+	do {
+		got = cap_reader_next_batch(r, recs, max, end);
+		for (uint32_t i = 0; i < got && n < MAX_RECS; i++) {
+			out[n++] = (struct rec_copy){recs[i].ts_ns, recs[i].caplen, recs[i].origlen,
+						     recs[i].linktype, recs[i].ifindex,
+						     recs[i].offset};
+		}
+	} while (*end == SN_OK && n < MAX_RECS);
 	*err_off = cap_reader_error(r)->offset;
 	return n;
 }
@@ -148,6 +168,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 		}
 		cap_reader_free(r);
+	}
+	if (cap_reader_open(path, &r, &diag) == SN_OK) {
+		static struct rec_copy c[MAX_RECS];
+		enum sn_status end_c;
+		uint64_t off_c = 0;
+		uint32_t nc = read_batches(r, 1u + data[0] % 64u, c, &end_c, &off_c);
+
+		cap_reader_free(r);
+		if (cap_reader_open(path, &r, &diag) == SN_OK) {
+			na = read_sequential(r, a, &end_a, &off_a);
+			if (na < MAX_RECS && nc < MAX_RECS &&
+			    (na != nc || end_a != end_c ||
+			     (end_a != SN_ENOTFOUND && off_a != off_c) ||
+			     memcmp(a, c, na * sizeof(*a)) != 0)) {
+				fprintf(stderr, "batch reading differs: %u/%u records, end %d/%d\n",
+					na, nc, end_a, end_c);
+				abort();
+			}
+			cap_reader_free(r);
+		}
 	}
 	unlink(path);
 	return 0;
