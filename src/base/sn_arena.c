@@ -17,6 +17,7 @@ struct sn_arena_block {
 	struct sn_arena_block *next; /* older block */
 	size_t cap;                  /* bytes in data */
 	size_t off;                  /* bytes used */
+	size_t populated;            /* data[0, this) faulted in ahead (big blocks) */
 	_Alignas(16) uint8_t data[];
 };
 
@@ -65,6 +66,8 @@ void sn_arena_reset(struct sn_arena *a)
 	a->used = 0;
 }
 
+#define SN_ARENA_POPULATE_STEP (64u * 1024u)
+
 enum sn_status sn_arena_alloc(struct sn_arena *a, size_t n, void **out)
 {
 	size_t need = (n + 7u) & ~(size_t)7u;
@@ -76,7 +79,9 @@ enum sn_status sn_arena_alloc(struct sn_arena *a, size_t n, void **out)
 	if (!b || b->cap - b->off < need) {
 		size_t cap = need > a->block_size ? need : a->block_size;
 		struct sn_arena_block *nb = sn_xmalloc(sizeof(*nb) + cap);
+
 		nb->cap = cap;
+		nb->populated = 0;
 		nb->off = 0;
 		if (b && need > a->block_size) {
 			/* oversized block goes behind the current one so its free space stays usable */
@@ -95,6 +100,15 @@ enum sn_status sn_arena_alloc(struct sn_arena *a, size_t n, void **out)
 	void *p = b->data + b->off;
 	b->off += need;
 	a->used += need;
+	if (b->off > b->populated && b->cap >= SN_ARENA_POPULATE_STEP) {
+		/* a big block fills up allocation by allocation: fault its next 64 KiB in one
+		 * call instead of a fault per page; a step at a time, so a block an engine
+		 * hardly uses stays mostly unallocated */
+		size_t upto = SN_MIN(b->cap, b->off + SN_ARENA_POPULATE_STEP);
+
+		sn_mem_populate(b->data + b->populated, upto - b->populated);
+		b->populated = upto;
+	}
 	memset(p, 0, need);
 	*out = p;
 	return SN_OK;

@@ -7,10 +7,13 @@
 #include "sipnab/sn_base.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 const char *sn_status_str(enum sn_status st)
 {
@@ -164,4 +167,29 @@ bool sn_fmt_fixed(double v, int dec, char *buf, size_t len)
 	}
 	buf[out] = '\0';
 	return true;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+void sn_mem_populate(void *p, size_t n)
+{
+	/* any thread may be first: the cached page size is an atomic (relaxed: every thread
+	 * computes the same value) */
+	static _Atomic uintptr_t cached;
+	uintptr_t page = atomic_load_explicit(&cached, memory_order_relaxed);
+	uintptr_t a, b;
+
+	if (!page) {
+		long ps = sysconf(_SC_PAGESIZE);
+
+		page = ps > 0 ? (uintptr_t)ps : 4096;
+		atomic_store_explicit(&cached, page, memory_order_relaxed);
+	}
+	a = ((uintptr_t)p + page - 1) & ~(page - 1);
+	b = ((uintptr_t)p + n) & ~(page - 1);
+	if (b > a) {
+		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+	}
 }

@@ -105,6 +105,7 @@ struct eng {
 	struct eng_msg *msgs;         /* owned array */
 	bool msgs_sorted;             /* compacted and sorted (eng_msgs_sort()); no more come */
 	uint32_t msg_count, msg_cap;
+	uint32_t msgs_populated;      /* msgs[0, this) faulted in ahead (eng_msg_record()) */
 	struct eng_flow *flows;       /* owned array */
 	uint32_t flow_count, flow_cap;
 	uint32_t *flow_index;         /* open addressing: flow number + 1, 0 = empty */

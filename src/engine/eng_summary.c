@@ -125,6 +125,7 @@ static enum sn_status keep_sdp(struct eng *e, const struct sip_msg *msg, struct 
 #define CALL_MSGS_DEFAULT  10000u
 #define CALL_COUNT_DROPPED UINT32_MAX /* value of a Call-ID that is being dropped */
 #define COMPACT_MIN_MSGS   1024u      /* evicted messages below this are not worth a pass */
+#define MSGS_POPULATE_STEP 4096u      /* messages faulted in ahead at a time */
 
 /*
  * Per Call-ID state of a worker (the value of eng.calls): how many messages were kept, and the
@@ -167,6 +168,7 @@ void eng_msgs_compact(struct eng *e)
 	}
 	e->msg_count = n;
 	e->msgs_evicted = 0;
+	e->msgs_populated = n;
 	/* give memory back when the array is mostly empty (rotation bounds memory over a long
 	 * capture); keep room to grow so that this does not repeat at every eviction */
 	if (e->msg_cap > 1024 && n < e->msg_cap / 4) {
@@ -432,6 +434,20 @@ void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packe
 	if (e->msg_count == e->msg_cap) {
 		e->msg_cap = e->msg_cap ? e->msg_cap * 2 : 1024;
 		e->msgs = sn_xrealloc(e->msgs, e->msg_cap * sizeof(*e->msgs));
+		e->msgs_populated = e->msg_count; /* the array may have moved */
+	}
+	if (e->msg_count >= e->msgs_populated) {
+		/* the array is filled message by message: fault in the next stretch of it in
+		 * one call instead of a page fault every 19 messages (a fault costs a few µs in a
+		 * VM). The stretch is as long as what is filled already, up to ~860 KiB: an
+		 * engine with few messages (many cores) commits little, and the unused end of a
+		 * doubled array stays unallocated */
+		uint32_t step = SN_MIN(SN_MAX(e->msg_count, 64u), MSGS_POPULATE_STEP);
+		uint32_t upto = SN_MIN(e->msg_cap, e->msg_count + step);
+
+		sn_mem_populate(&e->msgs[e->msg_count],
+				(size_t)(upto - e->msg_count) * sizeof(*e->msgs));
+		e->msgs_populated = upto;
 	}
 	m = &e->msgs[e->msg_count];
 	memset(m, 0, sizeof(*m));
@@ -469,5 +485,5 @@ void eng_msgs_free(struct eng *e)
 	e->oldest = e->youngest = e->cc_free = NULL;
 	free(e->msgs);
 	e->msgs = NULL;
-	e->msg_count = e->msg_cap = 0;
+	e->msg_count = e->msg_cap = e->msgs_populated = 0;
 }
