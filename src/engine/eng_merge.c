@@ -156,9 +156,17 @@ static void merge_part(void *ctx, uint32_t t)
 		done[i] = lo[i];
 		total += hi[i] - lo[i];
 	}
+
 	for (uint32_t k = 0; k < total; k++) {
 		size_t best = SIZE_MAX;
 
+		if (k % MERGE_GIVE_BACK == 0) {
+			/* the next stretch of the new array in one call rather than a fault per
+			 * page; a step at a time, as the merged input is given back */
+			sn_mem_populate(&j->r->msgs[j->base[t] + k],
+					(size_t)SN_MIN(MERGE_GIVE_BACK, total - k) *
+						sizeof(*j->r->msgs));
+		}
 		for (size_t i = 0; i < j->count; i++) {
 			if (pos[i] < hi[i] &&
 			    (best == SIZE_MAX || msg_cmp(&j->engines[i]->msgs[pos[i]],
