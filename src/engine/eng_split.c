@@ -106,6 +106,11 @@ struct split {
 	 * on the file and n, so -l and -R (which bound each worker) behave the same every run.
 	 */
 	uint16_t *owner; /* SPLIT_BUCKETS entries; owned */
+	/* first capacity of a record list: a thread's share of a chunk of 256-byte records, so
+	 * a list that is used is sized once (the lists are reused chunk after chunk; growing
+	 * them by doubling copied them and faulted them in again) and one never used costs
+	 * nothing (many threads) */
+	uint32_t list_cap;
 };
 
 struct split_thread {
@@ -121,10 +126,10 @@ static struct slot *slot_of(struct split *sp, uint64_t chunk)
 	return &sp->slots[chunk % sp->nslots];
 }
 
-static void list_push(struct rec_list *l, const struct cap_record *rec)
+static void list_push(struct rec_list *l, const struct cap_record *rec, uint32_t first_cap)
 {
 	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 1024;
+		l->cap = l->cap ? l->cap * 2 : first_cap;
 		l->v = sn_xrealloc(l->v, l->cap * sizeof(*l->v));
 	}
 	l->v[l->n++] = *rec;
@@ -193,7 +198,7 @@ static void scan(struct split *sp, struct slot *s)
 	}
 	while ((st = cap_cursor_next(s->cur, &rec)) == SN_OK) {
 		list_push(&s->lists[owner_of(sp, cap_record_host_hash(&rec) % SPLIT_BUCKETS)],
-			  &rec);
+			  &rec, sp->list_cap);
 	}
 	s->end = cap_cursor_pos(s->cur);
 	s->st = st;
@@ -388,6 +393,7 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	}
 	sp.chunks = sp.end > sp.first ? (sp.end - sp.first + sp.chunk - 1) / sp.chunk : 1;
 	sp.nslots = 2 * n + 2;
+	sp.list_cap = (uint32_t)SN_MAX((size_t)64, sp.chunk / 256 / n);
 	deal_buckets(&sp);
 	sp.slots = sn_xcalloc(sp.nslots, sizeof(*sp.slots));
 	for (uint32_t i = 0; i < sp.nslots; i++) {
