@@ -177,6 +177,25 @@ bench_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else p
 
 bench_filesize() { stat -c %s "$1" 2>/dev/null || wc -c <"$1"; }
 
+# How many CPUs this machine really gives two busy threads at once: a python3 busy loop alone,
+# then two at once; 2 * alone / the slower of the two. A VM can show 2 vCPUs yet run them on
+# one core of its host for a while, and then no multi-core figure means anything.
+bench_capacity() {
+	local t0 t1 t2 alone both loop='n = 0
+for i in range(3000000): n += i'
+	command -v python3 >/dev/null 2>&1 || { echo "unknown (no python3)"; return; }
+	t0=$EPOCHREALTIME
+	python3 -c "$loop"
+	t1=$EPOCHREALTIME
+	python3 -c "$loop" &
+	python3 -c "$loop"
+	wait
+	t2=$EPOCHREALTIME
+	alone=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+	both=$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.3f", b - a }')
+	awk -v a="$alone" -v b="$both" 'BEGIN { printf "%.2f CPUs (a busy loop alone %.3f s, two at once %.3f s)\n", 2 * a / b, a, b }'
+}
+
 bench_host() {
 	local model
 	model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
@@ -184,6 +203,7 @@ bench_host() {
 	echo "- host: $(uname -n 2>/dev/null), nproc $(nproc), CPU: ${model:-unknown}"
 	echo "- kernel: $(uname -srm)"
 	echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+	echo "- parallel capacity at start: $(bench_capacity)"
 	echo "- date: $(date -u '+%Y-%m-%dT%H:%M:%SZ')"
 }
 
@@ -201,4 +221,7 @@ except Exception as e: print("?")' "$1" 2>/dev/null)
 	fi
 }
 
-bench_host_end() { echo "- load average at end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) (other processes make runs noisy: compare min and max)"; }
+bench_host_end() {
+	echo "- load average at end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) (other processes make runs noisy: compare min and max)"
+	echo "- parallel capacity at end: $(bench_capacity)"
+}
