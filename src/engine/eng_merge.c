@@ -622,7 +622,7 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 	size_t nflows = 0, nann, ln = 0, lcap = 0;
 	struct announce *ann = announcements(r, &nann);
 	struct link *links = NULL;
-	uint32_t n = 0;
+	uint32_t n = 0, populated = 0;
 
 	for (size_t w = 0; w < count; w++) {
 		nflows += engines[w]->flow_count;
@@ -651,6 +651,14 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 			}
 			if (f->total == 0) {
 				continue;
+			}
+			if (n >= populated) {
+				/* the next streams' pages in one call (the array is fresh memory,
+				 * written stream by stream), a step at a time as flows are given back */
+				uint32_t step = (uint32_t)SN_MIN((size_t)FLOWS_GIVE_BACK, nflows - n);
+
+				sn_mem_populate(s, (size_t)step * sizeof(*s));
+				populated = n + step;
 			}
 			memset(s, 0, sizeof(*s));
 			s->src = f->key.src;
