@@ -183,8 +183,14 @@ static void sip_message(struct eng *e, enum eng_transport tr, const struct cap_p
 static bool datagram_sip(struct eng *e, enum eng_transport tr, const struct cap_packet *pkt,
 			 const uint8_t *p, size_t len)
 {
-	size_t skip = sip_msg_skip_keepalive(p, len);
+	size_t skip;
 
+	if (len && p[0] >= 0x80) {
+		/* not CR, LF or a token character: no SIP message starts here. Every RTP packet
+		 * (version 2: first byte 0x80-0xbf) takes this way out, before two calls */
+		return false;
+	}
+	skip = sip_msg_skip_keepalive(p, len);
 	if (skip == len || !sip_msg_is_start(p + skip, len - skip)) {
 		return false;
 	}
