@@ -680,6 +680,19 @@ static void json_call(struct jw *o, const struct ana_report_input *in, const str
 	free(codecs);
 }
 
+/* "0x%08X" of @p v into @p buf (at least 11 bytes), without printf. */
+static void ssrc_hex(uint32_t v, char *buf)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	buf[0] = '0';
+	buf[1] = 'x';
+	for (int i = 0; i < 8; i++) {
+		buf[2 + i] = hex[(v >> (28 - 4 * i)) & 15];
+	}
+	buf[10] = '\0';
+}
+
 static void json_stream(struct jw *o, const struct eng_result *r, const struct eng_stream *s)
 {
 	const struct rtp_stream *rtp = &s->rtp;
@@ -688,7 +701,7 @@ static void json_stream(struct jw *o, const struct eng_result *r, const struct e
 	jw_open(o, NULL);
 	jw_str(o, "src", eng_endpoint_str(&s->src, s->sport, buf, sizeof(buf)));
 	jw_str(o, "dst", eng_endpoint_str(&s->dst, s->dport, buf, sizeof(buf)));
-	snprintf(buf, sizeof(buf), "0x%08" PRIX32, s->ssrc);
+	ssrc_hex(s->ssrc, buf);
 	jw_str(o, "ssrc", buf);
 	jw_i64(o, "payload_type", s->pt);
 	jw_str(o, "codec", s->codec);

@@ -2,7 +2,7 @@
  * check_sn_fmt.c - sn_fmt_fixed() writes exactly what snprintf("%.*f") writes (with "-0.000"
  * as "0.000"): random values over every magnitude the report prints and beyond, every
  * decimal count 0-9, negative values, values on and next to rounding ties, and the
- * non-finite values it refuses.
+ * non-finite values it refuses; sn_addr_str() writes IPv4 addresses as inet_ntop() does.
  */
 #include "config.h"
 
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
 #include <check.h>
 
 #include "sipnab/sn_base.h"
@@ -118,6 +119,31 @@ START_TEST(test_sn_fmt_fixed_refuses_non_finite)
 }
 END_TEST
 
+START_TEST(test_sn_addr_str_ipv4_like_inet_ntop)
+{
+	struct sn_addr a = {.family = 4};
+	char want[INET_ADDRSTRLEN], got[64], small[8];
+
+	for (uint32_t i = 0; i < 300000; i++) {
+		/* every byte value in every position, then random addresses */
+		uint32_t v = i < 1024 ? (i % 256) << (8 * (i / 256)) : (uint32_t)rng();
+
+		memcpy(a.bytes, &v, 4);
+		inet_ntop(AF_INET, a.bytes, want, sizeof(want));
+		sn_addr_str(&a, got, sizeof(got));
+		if (strcmp(want, got) != 0) {
+			ck_abort_msg("%s written as %s", want, got);
+		}
+	}
+	/* a buffer too small for the address: inet_ntop's answer (empty) */
+	a.bytes[0] = 192;
+	a.bytes[1] = 168;
+	a.bytes[2] = 100;
+	a.bytes[3] = 200;
+	ck_assert_str_eq(sn_addr_str(&a, small, sizeof(small)), "");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sn_fmt");
@@ -130,6 +156,7 @@ int main(void)
 	tcase_add_test(tc, test_sn_fmt_fixed_report_like_values);
 	tcase_add_test(tc, test_sn_fmt_fixed_ties_and_neighbours);
 	tcase_add_test(tc, test_sn_fmt_fixed_refuses_non_finite);
+	tcase_add_test(tc, test_sn_addr_str_ipv4_like_inet_ntop);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -8,9 +8,31 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+/* Decimal digits of v (0-255) at p; returns the end. */
+static char *dec_u8(char *p, unsigned v)
+{
+	if (v >= 100) {
+		*p++ = (char)('0' + v / 100);
+	}
+	if (v >= 10) {
+		*p++ = (char)('0' + v / 10 % 10);
+	}
+	*p++ = (char)('0' + v % 10);
+	return p;
+}
+
 const char *sn_addr_str(const struct sn_addr *a, char *buf, size_t buf_len)
 {
-	if (a->family == 4) {
+	if (a->family == 4 && buf_len >= 16) {
+		/* dotted decimal, as inet_ntop() writes it, without its formatting machinery
+		 * (the report formats two endpoints per stream: 40,000 streams at 20,000 calls) */
+		char *p = buf;
+
+		for (int i = 0; i < 4; i++) {
+			p = dec_u8(p, a->bytes[i]);
+			*p++ = i < 3 ? '.' : '\0';
+		}
+	} else if (a->family == 4) {
 		if (!inet_ntop(AF_INET, a->bytes, buf, (socklen_t)buf_len)) {
 			buf[0] = '\0';
 		}
