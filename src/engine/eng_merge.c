@@ -98,8 +98,15 @@ static int msg_cmp(const void *pa, const void *pb)
 void eng_msgs_sort(struct eng *e)
 {
 	if (!e->msgs_sorted) {
+		uint32_t i = 1;
+
 		eng_msgs_compact(e);
-		if (e->msg_count > 1) {
+		/* a worker's messages come in capture order, so usually in time order already:
+		 * one pass checks that before paying for a sort */
+		while (i < e->msg_count && msg_cmp(&e->msgs[i - 1], &e->msgs[i]) < 0) {
+			i++;
+		}
+		if (i < e->msg_count) {
 			qsort(e->msgs, e->msg_count, sizeof(*e->msgs), msg_cmp);
 		}
 		e->msgs_sorted = true;
