@@ -49,15 +49,6 @@ static const char *str_or(const char *s, const char *dflt)
 }
 
 /* Decimal digits of @p v into the end of @p buf (no terminator); returns the first digit. */
-static char *u64_digits(uint64_t v, char *end)
-{
-	do {
-		*--end = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return end;
-}
-
 /* Seconds since the epoch with exactly six decimals ("%" PRId64 ".%06" PRId64). */
 static void ts_format(int64_t ts_ns, char *buf, size_t len)
 {
@@ -76,7 +67,7 @@ static void ts_format(int64_t ts_ns, char *buf, size_t len)
 		usec /= 10;
 	}
 	*--p = '.';
-	p = u64_digits(sec < 0 ? (uint64_t)0 - (uint64_t)sec : (uint64_t)sec, p);
+	p = sn_u64_digits(sec < 0 ? (uint64_t)0 - (uint64_t)sec : (uint64_t)sec, p);
 	if (sec < 0) {
 		*--p = '-';
 	}
@@ -533,7 +524,7 @@ static void jw_null(struct jw *w, const char *key)
 static void jw_u64(struct jw *w, const char *key, uint64_t v)
 {
 	char buf[24];
-	char *p = u64_digits(v, buf + sizeof(buf));
+	char *p = sn_u64_digits(v, buf + sizeof(buf));
 
 	jw_key(w, key);
 	jw_put(w, p, (size_t)(buf + sizeof(buf) - p));
@@ -542,7 +533,7 @@ static void jw_u64(struct jw *w, const char *key, uint64_t v)
 static void jw_i64(struct jw *w, const char *key, int64_t v)
 {
 	char buf[24];
-	char *p = u64_digits(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, buf + sizeof(buf));
+	char *p = sn_u64_digits(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, buf + sizeof(buf));
 
 	if (v < 0) {
 		*--p = '-';
@@ -669,7 +660,7 @@ static void json_call(struct jw *o, const struct ana_report_input *in, const str
 		char buf[24];
 
 		buf[sizeof(buf) - 1] = '\0';
-		jw_array_item(o, u64_digits(c->streams[i], buf + sizeof(buf) - 1), false);
+		jw_array_item(o, sn_u64_digits(c->streams[i], buf + sizeof(buf) - 1), false);
 	}
 	jw_array_close(o);
 	jw_fixed(o, "worst_mos", v.worst_mos, 2, v.has_mos);

@@ -50,6 +50,26 @@ static inline const uint8_t *sn_slice_end(struct sn_slice s)
 }
 
 /**
+ * The decimal digits of @p v written backwards ending just before @p end (no NUL);
+ * returns where they start. Up to 20 digits. For the hot formatting paths, without printf.
+ */
+static inline char *sn_u64_digits(uint64_t v, char *end)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
+/**
+ * Give the whole pages inside [p, p + n) back to the kernel (MADV_DONTNEED): memory that will
+ * not be read again, such as the consumed part of an array about to be freed. They read as
+ * zeros if touched again; the pages at the edges may hold live neighbours and are kept.
+ */
+void sn_mem_release(void *p, size_t n);
+
+/**
  * Fault in the whole pages inside [p, p + n) for writing in one system call
  * (MADV_POPULATE_WRITE, Linux 5.14; a no-op elsewhere): for fresh memory about to be filled,
  * instead of one page fault per page. Only an optimisation: nothing depends on it.

@@ -147,14 +147,11 @@ bool sn_fmt_fixed(double v, int dec, char *buf, size_t len)
 	/* the integer part, then the decimals with their leading zeros */
 	{
 		uint64_t ip = q / scale, fp = q % scale;
+		char *d = sn_u64_digits(ip, digits + sizeof(digits));
 
-		do {
-			digits[n++] = (char)('0' + ip % 10);
-			ip /= 10;
-		} while (ip);
-		while (n) {
-			buf[out++] = digits[--n];
-		}
+		n = (size_t)(digits + sizeof(digits) - d);
+		memcpy(buf + out, d, n);
+		out += n;
 		if (dec > 0) {
 			buf[out++] = '.';
 			for (int i = dec - 1; i >= 0; i--) {
@@ -173,13 +170,13 @@ bool sn_fmt_fixed(double v, int dec, char *buf, size_t len)
 #define MADV_POPULATE_WRITE 23
 #endif
 
-void sn_mem_populate(void *p, size_t n)
+/* The whole pages inside [p, p + n) as [*a, *b); false when there are none. */
+static bool whole_pages(const void *p, size_t n, uintptr_t *a, uintptr_t *b)
 {
 	/* any thread may be first: the cached page size is an atomic (relaxed: every thread
 	 * computes the same value) */
 	static _Atomic uintptr_t cached;
 	uintptr_t page = atomic_load_explicit(&cached, memory_order_relaxed);
-	uintptr_t a, b;
 
 	if (!page) {
 		long ps = sysconf(_SC_PAGESIZE);
@@ -187,9 +184,25 @@ void sn_mem_populate(void *p, size_t n)
 		page = ps > 0 ? (uintptr_t)ps : 4096;
 		atomic_store_explicit(&cached, page, memory_order_relaxed);
 	}
-	a = ((uintptr_t)p + page - 1) & ~(page - 1);
-	b = ((uintptr_t)p + n) & ~(page - 1);
-	if (b > a) {
+	*a = ((uintptr_t)p + page - 1) & ~(page - 1);
+	*b = ((uintptr_t)p + n) & ~(page - 1);
+	return *b > *a;
+}
+
+void sn_mem_populate(void *p, size_t n)
+{
+	uintptr_t a, b;
+
+	if (whole_pages(p, n, &a, &b)) {
 		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+	}
+}
+
+void sn_mem_release(void *p, size_t n)
+{
+	uintptr_t a, b;
+
+	if (whole_pages(p, n, &a, &b)) {
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
 	}
 }

@@ -23,8 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "sipnab/rtp_mos.h"
 #include "sipnab/sdp.h"
@@ -53,24 +51,18 @@ const char *eng_endpoint_str(const struct sn_addr *a, uint16_t port, char *buf, 
 	} else {
 		/* "%s:%u" without printf: two of these per stream in every report */
 		size_t n = strlen(tmp);
-		char digits[6];
-		size_t d = 0;
-		unsigned v = port;
+		char digits[8];
+		char *d = sn_u64_digits(port, digits + sizeof(digits));
+		size_t nd = (size_t)(digits + sizeof(digits) - d);
 
-		do {
-			digits[d++] = (char)('0' + v % 10);
-			v /= 10;
-		} while (v);
-		if (n + 1 + d + 1 > len) {
+		if (n + 1 + nd + 1 > len) {
 			snprintf(buf, len, "%s:%u", tmp, port);
 			return buf;
 		}
 		memcpy(buf, tmp, n);
 		buf[n++] = ':';
-		while (d) {
-			buf[n++] = digits[--d];
-		}
-		buf[n] = '\0';
+		memcpy(buf + n, d, nd);
+		buf[n + nd] = '\0';
 	}
 	return buf;
 }
@@ -110,23 +102,6 @@ void eng_msgs_sort(struct eng *e)
 			qsort(e->msgs, e->msg_count, sizeof(*e->msgs), msg_cmp);
 		}
 		e->msgs_sorted = true;
-	}
-}
-
-/*
- * Give the whole pages inside [lo, hi) of a heap array back to the kernel (MADV_DONTNEED: they
- * read as zeros if touched again). For the parts of the workers' arrays that the build has
- * consumed and will not read again, so the result and the arrays it is made from are not all
- * resident at once. Pages at the edges may hold live neighbours: they are kept.
- */
-static void give_back_consumed(const void *lo, const void *hi)
-{
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t a = ((uintptr_t)lo + page - 1) & ~(page - 1);
-	uintptr_t b = (uintptr_t)hi & ~(page - 1);
-
-	if (b > a) {
-		(void)madvise((void *)a, b - a, MADV_DONTNEED);
 	}
 }
 
@@ -205,8 +180,8 @@ static void merge_part(void *ctx, uint32_t t)
 			/* what is merged is not read again: the copy takes its place in memory
 			 * instead of doubling it (the workers' arrays are freed at the end) */
 			for (size_t i = 0; i < j->count; i++) {
-				give_back_consumed(&j->engines[i]->msgs[done[i]],
-						   &j->engines[i]->msgs[pos[i]]);
+				sn_mem_release(&j->engines[i]->msgs[done[i]],
+					       (size_t)(pos[i] - done[i]) * sizeof(struct eng_msg));
 				done[i] = pos[i];
 			}
 		}
@@ -672,7 +647,8 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 					free(e->flows[j].pkts);
 					e->flows[j].pkts = NULL;
 				}
-				give_back_consumed(&e->flows[kept], &e->flows[i]);
+				sn_mem_release(&e->flows[kept],
+					       (size_t)(i - kept) * sizeof(*e->flows));
 				kept = i;
 			}
 			if (f->total == 0) {

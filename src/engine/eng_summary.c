@@ -369,18 +369,13 @@ static enum sn_status keep_fields(struct eng *e, struct call_cache *cc,
 		}
 		if (v->has_port) {
 			/* ":port" without snprintf(): this runs for every message */
-			char digits[5];
-			size_t d = 0;
-			unsigned port = v->port;
+			char digits[8];
+			char *d = sn_u64_digits(v->port, digits + sizeof(digits));
+			size_t nd = (size_t)(digits + sizeof(digits) - d);
 
-			do {
-				digits[d++] = (char)('0' + port % 10);
-				port /= 10;
-			} while (port && d < sizeof(digits));
 			sent_by[n++] = ':';
-			while (d) {
-				sent_by[n++] = digits[--d];
-			}
+			memcpy(sent_by + n, d, nd);
+			n += nd;
 		}
 		st = keep_str(e, v->branch, &m->branch);
 		st = st ? st : keep_cached(e, sn_slice_make(sent_by, n), &cc->sent_by, &m->sent_by);
