@@ -92,6 +92,7 @@ struct cap_reader {
 	size_t map_len;
 	size_t released; /* mapping bytes before this offset were given back (MADV_DONTNEED) */
 	size_t populated; /* mapping bytes before this offset were prefaulted (MADV_POPULATE_READ) */
+	size_t prefetched; /* bytes before this offset were asked into the cache (cap_prefetch_ahead()) */
 	size_t release_lag; /* keep this much behind the reading position mapped */
 	uint8_t *heap; /* owned heap copy, or NULL */
 	enum cap_format fmt;
@@ -1158,6 +1159,27 @@ static void cap_populate_ahead(struct cap_reader *r)
 	r->populated = end;
 }
 
+/*
+ * Records are found one after the other: where the next one starts is in the header of this
+ * one, so reading headers is a chain of dependent loads, and in a file much larger than the
+ * caches every header was a miss to memory (91 % of cap_pcap_next()'s samples under perf, on
+ * its first load). The bytes are read in file order, so they are asked for a fixed distance
+ * ahead, line by line: the misses overlap instead of queueing behind each other.
+ */
+#define CAP_PREFETCH_AHEAD (16u << 10)
+
+static void cap_prefetch_ahead(struct cap_reader *r)
+{
+	size_t end = SN_MIN(r->pos + CAP_PREFETCH_AHEAD, r->len);
+
+	if (r->prefetched < r->pos) {
+		r->prefetched = r->pos & ~(size_t)63;
+	}
+	for (; r->prefetched < end; r->prefetched += 64) {
+		__builtin_prefetch(r->buf + r->prefetched);
+	}
+}
+
 static size_t cap_page_size(void)
 {
 	long ps = sysconf(_SC_PAGESIZE);
@@ -1199,6 +1221,7 @@ static enum sn_status cap_reader_take(struct cap_reader *r, struct cap_record *r
 	}
 	if (!r->gz) {
 		cap_populate_ahead(r);
+		cap_prefetch_ahead(r);
 		return cap_parse_next(r, rec);
 	}
 	for (;;) {
@@ -1492,6 +1515,7 @@ void cap_cursor_seek(struct cap_cursor *c, size_t start, size_t stop, bool specu
 {
 	c->rd.pos = SN_MIN(start, c->rd.len);
 	c->stop = stop;
+	c->rd.prefetched = 0;
 	c->rd.err_st = SN_OK;
 	c->needs_prev = false;
 	c->changed = false;
@@ -1515,6 +1539,7 @@ enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec)
 		}
 		return SN_ENOTFOUND;
 	}
+	cap_prefetch_ahead(r);
 	if (r->fmt == CAP_FMT_PCAP) {
 		return cap_pcap_next(r, rec);
 	}
