@@ -344,6 +344,9 @@ static int call_cmp(const void *pa, const void *pb)
 /* The legs (one per call attempt) that share one Call-ID, in order of creation. */
 struct cid_entry {
 	uint32_t *legs;
+	uint32_t *tag_hash; /* sn_str_hash() of each leg's caller tag: a Call-ID reused by many
+			     * calls is searched through without reading every old leg's tag
+			     * (each a miss to memory) */
 	uint32_t n, cap;
 };
 
@@ -373,11 +376,16 @@ static uint32_t leg_of(struct leg **legs, uint32_t *nlegs, uint32_t *cap, struct
 		       const struct eng_msg *m)
 {
 	bool initial = m->is_request && m->method == SIP_METHOD_INVITE && !m->to_tag[0];
+	bool by_to = !initial && m->to_tag[0];
+	uint32_t from_h = sn_str_hash(m->from_tag);
+	uint32_t to_h = by_to ? sn_str_hash(m->to_tag) : 0;
 
 	for (uint32_t i = ce->n; i-- > 0;) {
-		const struct leg *lg = &(*legs)[ce->legs[i]];
-		if (strcmp(lg->caller_tag, m->from_tag) == 0 ||
-		    (!initial && m->to_tag[0] && strcmp(lg->caller_tag, m->to_tag) == 0)) {
+		uint32_t h = ce->tag_hash[i];
+
+		if ((h == from_h && strcmp((*legs)[ce->legs[i]].caller_tag, m->from_tag) == 0) ||
+		    (by_to && h == to_h &&
+		     strcmp((*legs)[ce->legs[i]].caller_tag, m->to_tag) == 0)) {
 			return ce->legs[i];
 		}
 	}
@@ -387,8 +395,10 @@ static uint32_t leg_of(struct leg **legs, uint32_t *nlegs, uint32_t *cap, struct
 	if (ce->n == ce->cap) {
 		ce->cap = ce->cap ? ce->cap * 2 : 2;
 		ce->legs = sn_xrealloc(ce->legs, ce->cap * sizeof(*ce->legs));
+		ce->tag_hash = sn_xrealloc(ce->tag_hash, ce->cap * sizeof(*ce->tag_hash));
 	}
 	ce->legs[ce->n] = leg_new(legs, nlegs, cap, m->call_id, m->from_tag);
+	ce->tag_hash[ce->n] = from_h;
 	return ce->legs[ce->n++];
 }
 
@@ -410,6 +420,7 @@ static void cid_entry_free(gpointer p)
 	struct cid_entry *ce = p;
 
 	free(ce->legs);
+	free(ce->tag_hash);
 	free(ce);
 }
 
