@@ -236,9 +236,11 @@ static void merge_msgs(struct eng_result *r, struct eng *const *engines, size_t 
 struct announce {
 	struct sn_addr addr;
 	uint16_t port;
+	uint8_t media;  /* index into the message's media */
 	int64_t ts_ns;
 	uint32_t msg;   /* index into r->msgs */
-	uint8_t media;  /* index into the message's media */
+	int32_t call;   /* the message's call (r->msgs[msg].call), -1 if none */
+	int64_t call_end; /* that call's end_ns (-1: not seen to end) */
 };
 
 static int ann_cmp(const void *pa, const void *pb)
@@ -298,6 +300,11 @@ static struct announce *announcements(const struct eng_result *r, size_t *count)
 			ann[n].ts_ns = m->ts_ns;
 			ann[n].msg = i;
 			ann[n].media = j;
+			/* what the lookups ask of the call, copied while the messages are read in
+			 * order: they then touch neither the message nor the call (both far
+			 * apart in memory by then) */
+			ann[n].call = m->call;
+			ann[n].call_end = m->call >= 0 ? r->calls[m->call].end_ns : -1;
 			n++;
 		}
 	}
@@ -321,20 +328,13 @@ struct flow_ref {
  * (media racing ahead of its SDP), the first one made within the grace period.
  */
 /* Has the call that made announcement @p a ended (plus the grace) before time @p t? */
-static bool ann_stale(const struct eng_result *r, const struct announce *a, int64_t t)
+static bool ann_stale(const struct announce *a, int64_t t)
 {
-	const struct eng_msg *m = &r->msgs[a->msg];
-	int64_t end;
-
-	if (m->call < 0) {
-		return false;
-	}
-	end = r->calls[m->call].end_ns;
-	return end >= 0 && end + ASSOC_GRACE_NS < t;
+	return a->call >= 0 && a->call_end >= 0 && a->call_end + ASSOC_GRACE_NS < t;
 }
 
-static const struct announce *ann_at(const struct eng_result *r, const struct announce *ann,
-				     size_t n, const struct sn_addr *addr, uint16_t port, int64_t t)
+static const struct announce *ann_at(const struct announce *ann, size_t n,
+				     const struct sn_addr *addr, uint16_t port, int64_t t)
 {
 	size_t i = ann_lower(ann, n, addr, port);
 	const struct announce *best = NULL;
@@ -342,7 +342,7 @@ static const struct announce *ann_at(const struct eng_result *r, const struct an
 	for (; i < n && ann[i].port == port && sn_addr_cmp(&ann[i].addr, addr) == 0; i++) {
 		if (ann[i].ts_ns <= t) {
 			/* an endpoint announced by a call that is over no longer announces */
-			best = ann_stale(r, &ann[i], t) ? NULL : &ann[i];
+			best = ann_stale(&ann[i], t) ? NULL : &ann[i];
 		} else {
 			if (!best && ann[i].ts_ns <= t + ASSOC_GRACE_NS) {
 				best = &ann[i];
@@ -478,27 +478,24 @@ static void add_link(struct link **links, size_t *n, size_t *cap, uint32_t call,
 	(*n)++;
 }
 
-static void links_for(const struct eng_result *r, const struct announce *ann, size_t n,
-		      const struct sn_addr *addr, uint16_t port, const struct eng_stream *s,
-		      uint32_t si, struct link **links, size_t *ln, size_t *lcap)
+static void links_for(const struct announce *ann, size_t n, const struct sn_addr *addr,
+		      uint16_t port, const struct eng_stream *s, uint32_t si, struct link **links,
+		      size_t *ln, size_t *lcap)
 {
 	size_t i = ann_lower(ann, n, addr, port);
 
 	for (; i < n && ann[i].port == port && sn_addr_cmp(&ann[i].addr, addr) == 0; i++) {
-		const struct eng_msg *m = &r->msgs[ann[i].msg];
-		const struct eng_call *c;
 		int64_t end;
 
-		if (m->call < 0 || ann[i].ts_ns > s->rtp.last_ns) {
+		if (ann[i].call < 0 || ann[i].ts_ns > s->rtp.last_ns) {
 			continue;
 		}
-		c = &r->calls[m->call];
 		/* a call not seen to end lasts to the end of the capture */
-		end = c->end_ns >= 0 ? c->end_ns : INT64_MAX;
+		end = ann[i].call_end >= 0 ? ann[i].call_end : INT64_MAX;
 		if (end < s->rtp.first_ns) {
 			continue;
 		}
-		add_link(links, ln, lcap, (uint32_t)m->call, si);
+		add_link(links, ln, lcap, (uint32_t)ann[i].call, si);
 	}
 }
 
@@ -670,9 +667,9 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 			s->ssrc = f->key.ssrc;
 			s->pt = (int16_t)f->first_pt;
 			s->call = -1;
-			a = ann_at(r, ann, nann, &s->dst, s->dport, f->first_ns);
+			a = ann_at(ann, nann, &s->dst, s->dport, f->first_ns);
 			if (!a) {
-				a = ann_at(r, ann, nann, &s->src, s->sport, f->first_ns);
+				a = ann_at(ann, nann, &s->src, s->sport, f->first_ns);
 			}
 			if (a) {
 				s->announced = true;
@@ -708,8 +705,8 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 		if (s->call >= 0) {
 			add_link(&links, &ln, &lcap, (uint32_t)s->call, i);
 		}
-		links_for(r, ann, nann, &s->dst, s->dport, s, i, &links, &ln, &lcap);
-		links_for(r, ann, nann, &s->src, s->sport, s, i, &links, &ln, &lcap);
+		links_for(ann, nann, &s->dst, s->dport, s, i, &links, &ln, &lcap);
+		links_for(ann, nann, &s->src, s->sport, s, i, &links, &ln, &lcap);
 	}
 	if (ln) {
 		qsort(links, ln, sizeof(*links), link_cmp);
