@@ -258,12 +258,21 @@ struct ann_index {
 	uint32_t cap;     /* a power of two, at least twice the number of groups; 0 when none */
 };
 
+/* Hashes the bytes sn_addr_cmp() compares (four for IPv4), so endpoints it finds equal
+ * always share a group. */
 static uint32_t ep_hash(const struct sn_addr *a, uint16_t port)
 {
-	uint64_t w, v;
+	uint64_t w = 0, v = 0;
 
-	memcpy(&w, a->bytes, 8);
-	memcpy(&v, a->bytes + 8, 8);
+	if (a->family == 4) {
+		uint32_t w4;
+
+		memcpy(&w4, a->bytes, 4);
+		w = w4;
+	} else {
+		memcpy(&w, a->bytes, 8);
+		memcpy(&v, a->bytes + 8, 8);
+	}
 	w ^= (v * UINT64_C(0x9e3779b97f4a7c15)) ^ ((uint64_t)a->family << 56) ^ port;
 	w *= UINT64_C(0xff51afd7ed558ccd);
 	return (uint32_t)(w >> 32);
