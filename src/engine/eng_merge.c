@@ -252,7 +252,6 @@ struct announce {
  */
 struct ann_index {
 	struct announce *ann;
-	size_t n;
 	uint32_t *start;  /* groups + 1 entries */
 	uint32_t *slots;  /* cap entries: group + 1, 0 when empty */
 	uint32_t cap;     /* a power of two, at least twice the number of groups; 0 when none */
@@ -378,7 +377,6 @@ static void ann_index_build(const struct eng_result *r, struct ann_index *ai)
 	for (size_t i = 0; i < n; i++) {
 		ai->ann[fill[group[i]]++] = raw[i];
 	}
-	ai->n = n;
 	free(first);
 	free(group);
 	free(raw);
