@@ -2,21 +2,24 @@
 # bench/compare.sh - sipnab against its peers (sngrep, sipgrep, tshark, voipmonitor) and
 # libpcap's bare read loop (bench/floor.c) on the same capture, by the same method.
 #
-# usage: bench/compare.sh BIN PCAP PACKETS [--runs 5] [--tshark-runs 3]
+# usage: bench/compare.sh BIN PCAP PACKETS [--runs 5] [--tshark-runs 3] [--keep-cache]
 #
 # Every tool: one discarded warm-up run, then RUNS timed runs (tshark: --tshark-runs), stdin
 # </dev/null, stdout >/dev/null; wall seconds include start-up; peak RSS from GNU time
-# (/usr/bin/time -f '%e %M' -o FILE). A peer that is not installed or fails is reported as such.
+# (/usr/bin/time -f '%e %M' -o FILE). PCAP is first put in the page cache as a file read from
+# disk (bench_cache_file in lib.sh) unless --keep-cache. A peer that is not installed or fails is reported as such.
 # Exit status: 0 ok, 1 sipnab failed, 2 bad arguments or missing GNU time.
 
 usage() {
 	cat >&2 <<'EOF'
-usage: bench/compare.sh BIN PCAP PACKETS [--runs 5] [--tshark-runs 3]
+usage: bench/compare.sh BIN PCAP PACKETS [--runs 5] [--tshark-runs 3] [--keep-cache]
   BIN      sipnab binary (e.g. build/sipnab); bench/floor.c is compiled against BIN's directory
   PCAP     capture file (e.g. /tmp/c5k.pcap from: python3 bench/carrier.py --calls 5000 --out /tmp/c5k.pcap)
   PACKETS  packets in PCAP (107 per carrier.py call: 535000 for --calls 5000)
   --runs N         timed runs per tool after one warm-up; medians are reported (default 5)
   --tshark-runs N  timed runs for tshark, which is slow (default 3, or --runs if smaller)
+  --keep-cache     measure PCAP as the page cache holds it, instead of reading it back from
+                   disk first (see bench_cache_file in bench/lib.sh)
 EOF
 	exit 2
 }
@@ -34,6 +37,7 @@ while [ $# -gt 0 ]; do
 	--runs=*) RUNS=${1#*=}; shift ;;
 	--tshark-runs) [ $# -ge 2 ] || bench_die "--tshark-runs needs a value" 2; TRUNS=$2; shift 2 ;;
 	--tshark-runs=*) TRUNS=${1#*=}; shift ;;
+	--keep-cache) BENCH_KEEP_CACHE=1; shift ;;
 	-h | --help) usage ;;
 	--) shift; POS+=("$@"); break ;;
 	-*) echo "compare.sh: unknown option '$1'" >&2; usage ;;
@@ -53,6 +57,7 @@ fi
 bench_is_uint "$TRUNS" || bench_die "--tshark-runs '$TRUNS' is not a positive integer" 2
 
 bench_init compare.sh
+bench_cache_file "$PCAP"
 NPROC=$(nproc)
 
 # libpcap's floor: bench/floor.c compiled once into the temp dir. floor.c includes "config.h",
@@ -114,6 +119,7 @@ bench_host
 echo "- file: $PCAP, $SIZE bytes ($(bench_fmib "$SIZE") MiB), $PACKETS packets"
 echo "- method: 1 discarded warm-up + $RUNS timed runs per tool (tshark: $TRUNS), wall time including"
 echo "  start-up (bash EPOCHREALTIME around the run), peak RSS from GNU time %M; medians over the runs"
+echo "- page cache: $BENCH_CACHE"
 [ -n "$FLOOR" ] && echo "- floor built with: $(bench_quote "${FLOOR_CC[@]}")"
 echo "- commands (each as: [ENV] /usr/bin/time -f '%e %M' -o TIMEFILE COMMAND </dev/null >/dev/null):"
 for i in "${!LABELS[@]}"; do

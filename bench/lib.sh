@@ -207,6 +207,40 @@ bench_host() {
 	echo "- date: $(date -u '+%Y-%m-%dT%H:%M:%SZ')"
 }
 
+# bench_cache_file FILE: put FILE in the page cache the way read() leaves a file read from
+# disk, so every run of every script starts from the same state. How the cache holds a file
+# decides what it costs to map: after read() (cat, cp, a capture tool writing it) the kernel
+# holds it in large folios (64 KiB and up) and maps a folio's pages together; a file first
+# read from disk through a mapping (sipnab itself, cold) is held in 4 KiB and 16 KiB pieces,
+# and mapping those costs sipnab --cores 1 up to a fifth more on c5k (BENCHMARKS.md). read(),
+# as libpcap and the peers use, costs the same either way. Steps: write it back (sync FILE),
+# drop its cached pages (dd iflag=nocache count=0: posix_fadvise DONTNEED), read it back
+# once (cat). With BENCH_KEEP_CACHE=1 (the scripts' --keep-cache) the file is measured as the
+# cache holds it. Sets BENCH_CACHE to what was done, for the method line.
+bench_cache_file() { # FILE
+	local left
+	if [ "${BENCH_KEEP_CACHE:-0}" = 1 ]; then
+		BENCH_CACHE="as the page cache held it (--keep-cache)"
+		return 0
+	fi
+	sync "$1" 2>/dev/null
+	if ! dd if="$1" iflag=nocache count=0 status=none 2>/dev/null; then
+		BENCH_CACHE="as the page cache held it (dd iflag=nocache failed)"
+		echo "warning: could not drop $1 from the page cache; measuring it as cached" >&2
+		return 0
+	fi
+	left=
+	if command -v fincore >/dev/null 2>&1; then
+		left=$(fincore -n -o PAGES "$1" 2>/dev/null | tr -d ' ')
+	fi
+	cat "$1" >/dev/null || bench_die "cannot read $1" 1
+	BENCH_CACHE="read back from disk before the runs (sync; dd iflag=nocache count=0; cat)"
+	if [ -n "$left" ] && [ "$left" != 0 ]; then
+		BENCH_CACHE+="; $left pages could not be dropped"
+		echo "warning: $left pages of $1 stayed in the page cache when it was dropped" >&2
+	fi
+}
+
 # Warn when sipnab's JSON report counts a different number of packets than PACKETS.
 bench_check_packets() { # JSON_FILE PACKETS
 	command -v python3 >/dev/null 2>&1 || return 0

@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # bench/scaling.sh - sipnab's speed and memory against its worker count.
 #
-# usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5]
+# usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5] [--keep-cache]
 #
 # For each core count one discarded warm-up run, then RUNS rounds of one timed run per core
 # count (interleaved, so a slow period of a shared machine hits every row alike) of
 #     BIN -N -I PCAP --report=json --cores N > /dev/null
-# Wall seconds include start-up; peak RSS comes from GNU time (/usr/bin/time -f '%e %M' -o FILE).
+# PCAP is first put in the page cache as a file read from disk (bench_cache_file in lib.sh)
+# unless --keep-cache. Wall seconds include start-up; peak RSS comes from GNU time (/usr/bin/time -f '%e %M' -o FILE).
 # Prints a Markdown table: cores | median s | min s | max s | pkts/s | speed-up | peak RSS MiB.
 # Exit status: 0 ok, 1 a run failed, 2 bad arguments or missing GNU time.
 
 usage() {
 	cat >&2 <<'EOF'
-usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5]
+usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5] [--keep-cache]
   BIN      sipnab binary (e.g. build/sipnab)
   PCAP     capture file (e.g. /tmp/c5k.pcap from: python3 bench/carrier.py --calls 5000 --out /tmp/c5k.pcap)
   PACKETS  packets in PCAP (107 per carrier.py call: 535000 for --calls 5000)
   --cores LIST  comma-separated worker counts, each measured (default 1,2,4,8)
   --runs N      timed runs per core count after one warm-up; medians are reported (default 5)
+  --keep-cache  measure PCAP as the page cache holds it, instead of reading it back from disk
+                first (see bench_cache_file in bench/lib.sh)
 EOF
 	exit 2
 }
@@ -35,6 +38,7 @@ while [ $# -gt 0 ]; do
 	--cores=*) CORES=${1#*=}; shift ;;
 	--runs) [ $# -ge 2 ] || bench_die "--runs needs a value" 2; RUNS=$2; shift 2 ;;
 	--runs=*) RUNS=${1#*=}; shift ;;
+	--keep-cache) BENCH_KEEP_CACHE=1; shift ;;
 	-h | --help) usage ;;
 	--) shift; POS+=("$@"); break ;;
 	-*) echo "scaling.sh: unknown option '$1'" >&2; usage ;;
@@ -50,6 +54,7 @@ bench_is_uint "$RUNS" || bench_die "--runs '$RUNS' is not a positive integer" 2
 bench_check_list --cores "$CORES"
 
 bench_init scaling.sh
+bench_cache_file "$PCAP"
 
 SIZE=$(bench_filesize "$PCAP")
 echo "## sipnab scaling"
@@ -60,6 +65,7 @@ echo "- file: $PCAP, $SIZE bytes ($(bench_fmib "$SIZE") MiB), $PACKETS packets"
 echo "- method: 1 discarded warm-up per row, then $RUNS rounds of one timed run per row (interleaved),"
 echo "  wall time including start-up"
 echo "  (bash EPOCHREALTIME around the run), peak RSS from GNU time %M; median/min/max over the runs"
+echo "- page cache: $BENCH_CACHE"
 echo "- commands (stdin </dev/null, stdout >/dev/null):"
 for c in ${CORES//,/ }; do
 	echo "      /usr/bin/time -f '%e %M' -o TIMEFILE $(bench_quote "$BIN" -N -I "$PCAP" --report=json --cores "$c") > /dev/null"

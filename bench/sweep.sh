@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # bench/sweep.sh - sipnab's throughput and memory against the size of the capture.
 #
-# usage: bench/sweep.sh BIN [--runs 3] [--calls 500,2000,8000,20000] [--dir /tmp/sipnab-sweep]
+# usage: bench/sweep.sh BIN [--runs 3] [--calls 500,2000,8000,20000] [--dir /tmp/sipnab-sweep] [--keep-cache]
 #
 # For each call count N, a capture with one Call-ID and one RTP stream pair per call is generated
 # once (cached in --dir) by
 #     python3 bench/carrier.py --calls N --call-ids 0 --stream-pairs 0 --out DIR/carrier-cN-ids0-pairs0.pcap
-# (107 * N packets), then sipnab --cores 1 and --cores $(nproc) are timed like bench/scaling.sh:
+# (107 * N packets), put in the page cache as a file read from disk (bench_cache_file in lib.sh;
+# not with --keep-cache), then sipnab --cores 1 and --cores $(nproc) are timed like bench/scaling.sh:
 # one discarded warm-up, RUNS timed runs, medians; wall time includes start-up; peak RSS from
 # GNU time. Prints a Markdown table and the throughput spread from 2,000 to 20,000 calls.
 # Exit status: 0 ok, 1 a run or a generation failed, 2 bad arguments or missing GNU time.
 
 usage() {
 	cat >&2 <<'EOF'
-usage: bench/sweep.sh BIN [--runs 3] [--calls 500,2000,8000,20000] [--dir /tmp/sipnab-sweep]
+usage: bench/sweep.sh BIN [--runs 3] [--calls 500,2000,8000,20000] [--dir /tmp/sipnab-sweep] [--keep-cache]
   BIN          sipnab binary (e.g. build/sipnab)
   --runs N     timed runs per row after one warm-up; medians are reported (default 3)
   --calls LIST comma-separated call counts; each capture has 107 packets per call (default 500,2000,8000,20000)
   --dir DIR    where the generated captures are cached (default /tmp/sipnab-sweep; 20000 calls = 525 MB)
+  --keep-cache measure each capture as the page cache holds it, instead of reading it back
+               from disk first (see bench_cache_file in bench/lib.sh)
 EOF
 	exit 2
 }
@@ -38,6 +41,7 @@ while [ $# -gt 0 ]; do
 	--calls=*) CALLS=${1#*=}; shift ;;
 	--dir) [ $# -ge 2 ] || bench_die "--dir needs a value" 2; DIR=$2; shift 2 ;;
 	--dir=*) DIR=${1#*=}; shift ;;
+	--keep-cache) BENCH_KEEP_CACHE=1; shift ;;
 	-h | --help) usage ;;
 	--) shift; POS+=("$@"); break ;;
 	-*) echo "sweep.sh: unknown option '$1'" >&2; usage ;;
@@ -90,6 +94,11 @@ echo "  (one Call-ID and one RTP stream pair per call, 107 packets per call), ca
 for g in "${GEN_NOTES[@]}"; do echo "    $g"; done
 echo "- method: 1 discarded warm-up + $RUNS timed runs per row, wall time including start-up"
 echo "  (bash EPOCHREALTIME around the run), peak RSS from GNU time %M; medians over the runs"
+if [ "${BENCH_KEEP_CACHE:-0}" = 1 ]; then
+	echo "- page cache: each capture as the page cache held it (--keep-cache)"
+else
+	echo "- page cache: each capture read back from disk before its rows (sync; dd iflag=nocache count=0; cat)"
+fi
 echo "- commands (stdin </dev/null, stdout >/dev/null), for each FILE and C in {${CORESET// /,}}:"
 echo "      /usr/bin/time -f '%e %M' -o TIMEFILE $(bench_quote "$BIN") -N -I FILE --report=json --cores C > /dev/null"
 echo
@@ -100,6 +109,7 @@ for n in ${CALLS//,/ }; do
 	f=${FILE[$n]}
 	pk=$((107 * n))
 	size=$(bench_filesize "$f")
+	bench_cache_file "$f"
 	for c in $CORESET; do
 		bench_measure "calls $n --cores $c" "$RUNS" "$BIN" -N -I "$f" --report=json --cores "$c" ||
 			bench_die "sipnab --cores $c on $f failed: $M_FAIL" 1
