@@ -97,11 +97,6 @@ static inline bool sn_slice_caseeq_str(struct sn_slice s, const char *lit)
 }
 /** True when two slices hold the same bytes. */
 bool sn_slice_eq(struct sn_slice a, struct sn_slice b);
-/**
- * Hash of a NUL-terminated string, eight bytes at a time; the type of GLib's GHashFunc, for
- * tables keyed by Call-ID (g_str_hash() takes one byte at a time: 2.4 % of a run).
- */
-unsigned int sn_str_hash(const void *key);
 /** True when two slices are equal ignoring ASCII case. */
 bool sn_slice_caseeq(struct sn_slice a, struct sn_slice b);
 /**

@@ -82,26 +82,6 @@ void sn_diag_set(struct sn_diag *diag, int err, const char *fmt, ...)
 	va_end(ap);
 }
 
-unsigned int sn_str_hash(const void *key)
-{
-	const char *s = key;
-	size_t n = strlen(s);
-	/* the length times an odd constant sets high bits that no tail byte can cancel */
-	uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ ((uint64_t)n * UINT64_C(0x9ddfea08eb382d69));
-	uint64_t v;
-
-	for (; n >= 8; s += 8, n -= 8) {
-		memcpy(&v, s, 8);
-		h = (h ^ v) * UINT64_C(0xff51afd7ed558ccd);
-		h ^= h >> 32;
-	}
-	v = 0;
-	memcpy(&v, s, n);
-	h = (h ^ v) * UINT64_C(0xc4ceb9fe1a85ec53);
-	h ^= h >> 29;
-	return (unsigned int)h;
-}
-
 /*
  * x = |v| * 10^dec is computed with one rounding (10^dec is exact), so for x < 2^40 it is
  * within 2^-13 of the exact product. Away from a .5 tie by more than that, rounding x to the

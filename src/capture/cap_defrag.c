@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sipnab/sn_hash.h"
+
 #include "cap_decode_int.h"
 
 #define DEFRAG_MAX_IP_LEN 65535u /* largest IPv4 total length / IPv6 payload length */
@@ -48,6 +50,7 @@ struct defrag_entry {
 struct cap_defrag {
 	struct defrag_entry **buckets; /* owned array; entries owned through the FIFO list */
 	uint32_t bucket_mask;
+	uint64_t key; /* of defrag_hash(): sn_hash_key() */
 	struct defrag_entry *oldest, *newest;
 	uint32_t count;
 	size_t mem_len;
@@ -68,27 +71,23 @@ struct cap_defrag *cap_defrag_new(size_t max_bytes, uint32_t max_datagrams, int6
 	}
 	f->buckets = sn_xcalloc(n, sizeof(*f->buckets));
 	f->bucket_mask = n - 1;
+	f->key = sn_hash_key();
 	f->max_bytes = max_bytes;
 	f->max_datagrams = max_datagrams;
 	f->timeout_ns = timeout_ns;
 	return f;
 }
 
-static uint32_t defrag_hash(const struct cap_defrag_key *k)
+/* Keyed (sn_hash.h): the packets of a capture name the fragments, and a table whose buckets they
+ * could choose would be walked whole on every lookup. */
+static uint32_t defrag_hash(const struct cap_defrag *f, const struct cap_defrag_key *k)
 {
-	const uint8_t *p = (const uint8_t *)k;
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < sizeof(*k); i++) {
-		h = (h ^ p[i]) * 16777619u;
-	}
-	return h ^ (h >> 15);
+	return (uint32_t)sn_hash_final(sn_hash_bytes(f->key, k, sizeof(*k)));
 }
 
 static struct defrag_entry *defrag_find(struct cap_defrag *f, const struct cap_defrag_key *k)
 {
-	struct defrag_entry *e = f->buckets[defrag_hash(k) & f->bucket_mask];
+	struct defrag_entry *e = f->buckets[defrag_hash(f, k) & f->bucket_mask];
 
 	while (e && memcmp(&e->key, k, sizeof(*k)) != 0) {
 		e = e->hnext;
@@ -98,7 +97,7 @@ static struct defrag_entry *defrag_find(struct cap_defrag *f, const struct cap_d
 
 static void defrag_remove(struct cap_defrag *f, struct defrag_entry *e)
 {
-	struct defrag_entry **pp = &f->buckets[defrag_hash(&e->key) & f->bucket_mask];
+	struct defrag_entry **pp = &f->buckets[defrag_hash(f, &e->key) & f->bucket_mask];
 
 	while (*pp != e) {
 		pp = &(*pp)->hnext;
@@ -148,7 +147,7 @@ static struct defrag_entry *defrag_create(struct cap_defrag *f, const struct cap
 	e->key = *k;
 	e->first_ts_ns = ts_ns;
 	e->mem_len = sizeof(*e);
-	b = defrag_hash(k) & f->bucket_mask;
+	b = defrag_hash(f, k) & f->bucket_mask;
 	e->hnext = f->buckets[b];
 	f->buckets[b] = e;
 	e->prev = f->newest;

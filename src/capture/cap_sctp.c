@@ -30,6 +30,8 @@
 
 #include <glib.h>
 
+#include "sipnab/sn_hash.h"
+
 #define SCTP_CHUNK_DATA	 0
 #define SCTP_CHUNK_IDATA 64
 #define SCTP_DATA_HDR	 16
@@ -78,16 +80,11 @@ struct cap_sctp_reasm {
 	size_t max_bytes;
 };
 
+/* Keyed (sn_hash.h): the packets of a capture name the associations, and a table whose buckets
+ * they could choose would be walked whole on every lookup. */
 static guint sctp_key_hash(gconstpointer p)
 {
-	const uint8_t *b = p;
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < sizeof(struct sctp_key); i++) {
-		h = (h ^ b[i]) * 16777619u;
-	}
-	return h;
+	return (guint)sn_hash_final(sn_hash_bytes(sn_hash_key(), p, sizeof(struct sctp_key)));
 }
 
 static gboolean sctp_key_equal(gconstpointer a, gconstpointer b)

@@ -46,6 +46,8 @@
 
 #include <glib.h>
 
+#include "sipnab/sn_hash.h"
+
 #define TCP_DEF_MAX_CONNS 65536u
 #define TCP_DEF_MAX_DIR	  (256u * 1024u)
 #define TCP_DEF_MAX_OOO	  256u
@@ -110,16 +112,11 @@ static inline int32_t tcp_seq_diff(uint32_t a, uint32_t b)
 	return (int32_t)(a - b);
 }
 
+/* Keyed (sn_hash.h): the packets of a capture name the associations, and a table whose buckets
+ * they could choose would be walked whole on every lookup. */
 static guint tcp_key_hash(gconstpointer p)
 {
-	const uint8_t *b = p;
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < sizeof(struct tcp_key); i++) {
-		h = (h ^ b[i]) * 16777619u;
-	}
-	return h;
+	return (guint)sn_hash_final(sn_hash_bytes(sn_hash_key(), p, sizeof(struct tcp_key)));
 }
 
 static gboolean tcp_key_equal(gconstpointer a, gconstpointer b)

@@ -23,6 +23,7 @@
 #include "sipnab/eng_result.h"
 #include "sipnab/sip_dialog.h"
 #include "sipnab/sip_txn.h"
+#include "sipnab/sn_hash.h"
 
 #include "eng_int.h"
 

@@ -18,6 +18,7 @@
 
 #include "sipnab/rtcp.h"
 #include "sipnab/rtp_stream.h"
+#include "sipnab/sn_hash.h"
 
 #include "eng_int.h"
 
@@ -25,46 +26,50 @@
 #define STREAM_PACKETS_DEFAULT   (16u * 1024u * 1024u)
 #define RTCP_MAX_BYTES           1500u
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint64_t addr_word(const struct sn_addr *a)
-{
-	uint64_t w;
-	uint64_t v;
-
-	memcpy(&w, a->bytes, 8);
-	memcpy(&v, a->bytes + 8, 8);
-	return w ^ (v * 0x9e3779b97f4a7c15ull) ^ a->family;
-}
-
 /*
  * The 5-tuple and SSRC are read where they are, in the decoded packet or in a flow's key: a key
  * assembled on the stack and read back at once would be read with wider loads than the stores
  * that wrote it, which the CPU cannot forward from its store buffer (a stall on every packet).
+ * Keyed (sn_hash.h): the addresses (two IPv4 ones share a word), then the ports and the SSRC,
+ * go into the state a word at a time, so no field can cancel another. (Unkeyed, an IPv4
+ * destination and an SSRC that summed alike collided, so a crafted capture could put every
+ * flow in one probe chain: tests/hash_flood.sh.)
  */
-static uint64_t flow_hash(const struct sn_addr *src, const struct sn_addr *dst, uint16_t sport,
-			  uint16_t dport, uint32_t ssrc)
+static uint64_t flow_hash(uint64_t key, const struct sn_addr *src, const struct sn_addr *dst,
+			  uint16_t sport, uint16_t dport, uint32_t ssrc)
 {
-	uint64_t h = addr_word(src) * 0x9e3779b97f4a7c15ull;
+	uint64_t s0, s1, d0, d1;
+	uint64_t h;
 
-	h ^= addr_word(dst) + ((uint64_t)sport << 48) + ((uint64_t)dport << 32) + ssrc;
-	return mix64(h);
+	if (src->family == 4 && dst->family == 4) {
+		/* the usual case in two steps: both addresses in one word (hashing fewer of the
+		 * bytes addr_eq() compares still hashes equal keys alike) */
+		uint32_t s4, d4;
+
+		memcpy(&s4, src->bytes, 4);
+		memcpy(&d4, dst->bytes, 4);
+		h = sn_hash_step(key, s4 | ((uint64_t)d4 << 32));
+		return sn_hash_step(h, ((uint64_t)sport << 48) | ((uint64_t)dport << 32) | ssrc);
+	}
+	memcpy(&s0, src->bytes, 8);
+	memcpy(&s1, src->bytes + 8, 8);
+	memcpy(&d0, dst->bytes, 8);
+	memcpy(&d1, dst->bytes + 8, 8);
+	h = sn_hash_step(key, s0);
+	h = sn_hash_step(h, s1 ^ ((uint64_t)src->family << 56));
+	h = sn_hash_step(h, d0);
+	h = sn_hash_step(h, d1 ^ ((uint64_t)dst->family << 56));
+	/* no final mix: a step's low bits already depend on every bit of both factors */
+	return sn_hash_step(h, ((uint64_t)sport << 48) | ((uint64_t)dport << 32) | ssrc);
 }
 
-static uint64_t flow_key_hash(const struct eng_flow_key *k)
+static uint64_t flow_key_hash(uint64_t key, const struct eng_flow_key *k)
 {
-	return flow_hash(&k->src, &k->dst, k->sport, k->dport, k->ssrc);
+	return flow_hash(key, &k->src, &k->dst, k->sport, k->dport, k->ssrc);
 }
 
-/* a == b, read with the same loads as addr_word() (and as the decoder's stores) */
+/* a == b, read with 8-byte loads, as flow_hash() reads IPv6 addresses and the decoder stores
+ * them */
 static bool addr_eq(const struct sn_addr *a, const struct sn_addr *b)
 {
 	uint64_t a0, a1, b0, b1;
@@ -89,7 +94,7 @@ static void index_grow(struct eng *e)
 	uint32_t *idx = sn_xcalloc(cap, sizeof(*idx));
 
 	for (uint32_t i = 0; i < e->flow_count; i++) {
-		uint32_t h = (uint32_t)flow_key_hash(&e->flows[i].key) & (cap - 1);
+		uint32_t h = (uint32_t)flow_key_hash(e->hash_key, &e->flows[i].key) & (cap - 1);
 		while (idx[h]) {
 			h = (h + 1) & (cap - 1);
 		}
@@ -103,7 +108,7 @@ static void index_grow(struct eng *e)
 /* The flow of @p pkt and SSRC @p ssrc, created when absent; NULL when max_streams is reached. */
 static struct eng_flow *flow_get(struct eng *e, const struct cap_packet *pkt, uint32_t ssrc)
 {
-	uint64_t hk = flow_hash(&pkt->src, &pkt->dst, pkt->sport, pkt->dport, ssrc);
+	uint64_t hk = flow_hash(e->hash_key, &pkt->src, &pkt->dst, pkt->sport, pkt->dport, ssrc);
 	uint32_t max;
 	uint32_t h;
 	struct eng_flow *f;

@@ -26,6 +26,7 @@
 
 #include "sipnab/rtp_mos.h"
 #include "sipnab/sdp.h"
+#include "sipnab/sn_hash.h"
 
 #include "eng_int.h"
 
@@ -255,26 +256,28 @@ struct ann_index {
 	uint32_t *start;  /* groups + 1 entries */
 	uint32_t *slots;  /* cap entries: group + 1, 0 when empty */
 	uint32_t cap;     /* a power of two, at least twice the number of groups; 0 when none */
+	uint64_t key;     /* of ep_hash(): sn_hash_key() */
 };
 
 /* Hashes the bytes sn_addr_cmp() compares (four for IPv4), so endpoints it finds equal
- * always share a group. */
-static uint32_t ep_hash(const struct sn_addr *a, uint16_t port)
+ * always share a group; keyed (sn_hash.h), as the SDP of a capture names the endpoints. */
+static uint32_t ep_hash(uint64_t key, const struct sn_addr *a, uint16_t port)
 {
-	uint64_t w = 0, v = 0;
+	uint64_t h = sn_hash_step(key, ((uint64_t)a->family << 56) ^ port);
 
 	if (a->family == 4) {
 		uint32_t w4;
 
 		memcpy(&w4, a->bytes, 4);
-		w = w4;
+		h = sn_hash_step(h, w4);
 	} else {
+		uint64_t w, v;
+
 		memcpy(&w, a->bytes, 8);
 		memcpy(&v, a->bytes + 8, 8);
+		h = sn_hash_step(sn_hash_step(h, w), v);
 	}
-	w ^= (v * UINT64_C(0x9e3779b97f4a7c15)) ^ ((uint64_t)a->family << 56) ^ port;
-	w *= UINT64_C(0xff51afd7ed558ccd);
-	return (uint32_t)(w >> 32);
+	return (uint32_t)sn_hash_final(h);
 }
 
 static bool ep_is(const struct announce *x, const struct sn_addr *a, uint16_t port)
@@ -284,10 +287,12 @@ static bool ep_is(const struct announce *x, const struct sn_addr *a, uint16_t po
 
 /* Slot of endpoint (a, port) in the table: its group's, or the empty one where it would go.
  * @p rep gives the group's first announcement (where its endpoint can be read). */
-static uint32_t ep_slot(const uint32_t *slots, uint32_t cap, const struct announce *ann,
+static uint32_t ep_slot(const struct ann_index *ai, const struct announce *ann,
 			const uint32_t *rep, const struct sn_addr *a, uint16_t port)
 {
-	uint32_t h = ep_hash(a, port) & (cap - 1);
+	const uint32_t *slots = ai->slots;
+	uint32_t cap = ai->cap;
+	uint32_t h = ep_hash(ai->key, a, port) & (cap - 1);
 
 	while (slots[h] && !ep_is(&ann[rep[slots[h] - 1]], a, port)) {
 		h = (h + 1) & (cap - 1);
@@ -305,7 +310,7 @@ static void ann_range(const struct ann_index *ai, const struct sn_addr *a, uint1
 	if (ai->cap == 0) {
 		return;
 	}
-	h = ep_slot(ai->slots, ai->cap, ai->ann, ai->start, a, port);
+	h = ep_slot(ai, ai->ann, ai->start, a, port);
 	if (ai->slots[h]) {
 		*lo = ai->start[ai->slots[h] - 1];
 		*hi = ai->start[ai->slots[h]];
@@ -347,6 +352,7 @@ static void ann_index_build(const struct eng_result *r, struct ann_index *ai)
 		free(raw);
 		return;
 	}
+	ai->key = sn_hash_key();
 	ai->cap = 16;
 	while (ai->cap < 2 * n) {
 		ai->cap *= 2;
@@ -356,7 +362,7 @@ static void ann_index_build(const struct eng_result *r, struct ann_index *ai)
 	first = sn_xmalloc(n * sizeof(*first));
 	ai->start = sn_xcalloc(n + 1, sizeof(*ai->start));
 	for (size_t i = 0; i < n; i++) {
-		uint32_t h = ep_slot(ai->slots, ai->cap, raw, first, &raw[i].addr, raw[i].port);
+		uint32_t h = ep_slot(ai, raw, first, &raw[i].addr, raw[i].port);
 
 		if (!ai->slots[h]) {
 			first[ngroups] = (uint32_t)i;

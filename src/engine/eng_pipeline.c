@@ -36,6 +36,7 @@
 #include "sipnab/sdp.h"
 #include "sipnab/sip_msg.h"
 #include "sipnab/sn_arena.h"
+#include "sipnab/sn_hash.h"
 
 #include "eng_int.h"
 
@@ -409,6 +410,7 @@ struct eng *eng_new(const struct eng_config *cfg)
 		e->cfg.rtp_heuristic = true;
 	}
 	eng_stats_init(&e->st);
+	e->hash_key = sn_hash_key();
 	e->dec = cap_decoder_new(NULL);
 	e->tcp = cap_tcp_new(NULL, tcp_data, ws_msg_free, e);
 	e->sctp = cap_sctp_reasm_new(SCTP_REASM_MAX);

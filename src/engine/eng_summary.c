@@ -20,6 +20,7 @@
 #include "sipnab/eng_result.h"
 #include "sipnab/sdp.h"
 #include "sipnab/sip_msg.h"
+#include "sipnab/sn_hash.h"
 
 #include "eng_int.h"
 

@@ -44,9 +44,9 @@
  * the done list first, then of the pending list). on_free is called first.
  *
  * Response retransmission: the (status, To tag) pairs seen for a transaction are remembered
- * as (status, 64-bit FNV-1a hash of the tag), TXN_RESP_SEEN of them; past that the oldest is
- * forgotten. A hash collision between two To tags of one transaction is what it would take to
- * misreport a retransmission.
+ * as (status, 64-bit keyed hash of the tag, sn_hash.h), TXN_RESP_SEEN of them; past that the
+ * oldest is forgotten. A hash collision between two To tags of one transaction is what it would
+ * take to misreport a retransmission.
  *
  * Ownership: the table owns the nodes; slices in struct sip_txn point into the node.
  * Thread: a table belongs to one thread; no locks, no global state.
@@ -57,6 +57,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "sipnab/sn_hash.h"
 
 #define TXN_RESP_SEEN	    8
 #define TXN_MIN_BUCKETS	    16u
@@ -240,19 +242,12 @@ void sip_txn_msg_from(const struct sip_msg *m, struct sip_txn_msg *out, int64_t 
 /* ---- hashing --------------------------------------------------------------------------- */
 
 /*
- * Keys are hashed eight bytes at a time (a multiply-xorshift step per word, the length as the
- * field separator); sent-by is lowered eight ASCII letters at a time, as it compares without
- * case. Byte-at-a-time FNV was 1.4 % of a run over a 535,000-packet capture. The hash only
- * picks a bucket and rejects unequal keys early (and stands for a To tag, as before): equal
- * fields always hash alike.
+ * Keys are hashed eight bytes at a time with the process's secret (sn_hash.h: a capture must
+ * not be able to choose keys that share a bucket), the length as the field separator; sent-by
+ * is lowered eight ASCII letters at a time, as it compares without case. Byte-at-a-time FNV
+ * was 1.4 % of a run over a 535,000-packet capture. The hash only picks a bucket and rejects
+ * unequal keys early (and stands for a To tag, as before): equal fields always hash alike.
  */
-#define FNV_OFFSET 0xcbf29ce484222325ULL
-
-static uint64_t mix_word(uint64_t h, uint64_t w)
-{
-	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 29);
-}
 
 /* The eight bytes of @p w with A-Z made a-z (bytes >= 0x80 unchanged). */
 static uint64_t ascii_lower8(uint64_t w)
@@ -273,60 +268,57 @@ static uint64_t hash_slice(uint64_t h, struct sn_slice s, bool lower)
 
 	for (; n >= 8; p += 8, n -= 8) {
 		memcpy(&w, p, 8);
-		h = mix_word(h, lower ? ascii_lower8(w) : w);
+		h = sn_hash_step(h, lower ? ascii_lower8(w) : w);
 	}
 	if (n) {
 		w = 0;
 		memcpy(&w, p, n);
-		h = mix_word(h, lower ? ascii_lower8(w) : w);
+		h = sn_hash_step(h, lower ? ascii_lower8(w) : w);
 	}
-	return mix_word(h, (uint64_t)s.len | (1ULL << 63)); /* field separator */
+	return sn_hash_step(h, (uint64_t)s.len | (1ULL << 63)); /* field separator */
 }
 
-static uint64_t fnv_bytes(uint64_t h, struct sn_slice s)
+static uint64_t hash_bytes(uint64_t h, struct sn_slice s)
 {
 	return hash_slice(h, s, false);
 }
 
-static uint64_t fnv_lower(uint64_t h, struct sn_slice s)
+static uint64_t hash_lower(uint64_t h, struct sn_slice s)
 {
 	return hash_slice(h, s, true);
 }
 
-static uint64_t fnv_u32(uint64_t h, uint32_t v)
+static uint64_t hash_u32(uint64_t h, uint32_t v)
 {
-	return mix_word(h, v);
+	return sn_hash_step(h, v);
 }
 
 static uint64_t tag_hash(struct sn_slice tag)
 {
-	return fnv_bytes(FNV_OFFSET, tag);
+	return sn_hash_final(hash_bytes(sn_hash_key(), tag));
 }
 
 static void key_make(const struct sip_txn_msg *m, enum sip_method mclass, struct txn_key *k)
 {
-	uint64_t h = FNV_OFFSET;
+	uint64_t h = sn_hash_key();
 
 	k->hop_key = m->hop & ~SIP_TXN_HOP_DIR;
 	k->mclass = mclass;
 	k->mname = mclass == SIP_METHOD_UNKNOWN ? m->method_name : SN_SLICE_NULL;
 	k->rfc2543 = !sip_txn_branch_is_rfc3261(m->branch);
-	h = fnv_u32(h, k->hop_key);
-	h = fnv_u32(h, (uint32_t)mclass);
-	h = fnv_bytes(h, k->mname);
-	h = fnv_lower(h, m->sent_by);
+	h = hash_u32(h, k->hop_key);
+	h = hash_u32(h, (uint32_t)mclass);
+	h = hash_bytes(h, k->mname);
+	h = hash_lower(h, m->sent_by);
 	if (k->rfc2543) {
-		h = fnv_bytes(h, m->call_id);
-		h = fnv_bytes(h, m->from_tag);
-		h = fnv_u32(h, m->cseq);
+		h = hash_bytes(h, m->call_id);
+		h = hash_bytes(h, m->from_tag);
+		h = hash_u32(h, m->cseq);
 	} else {
-		h = fnv_bytes(h, m->branch);
+		h = hash_bytes(h, m->branch);
 	}
-	/* Final mix so that the low bits used for the bucket depend on every byte. */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	k->hash = h;
+	/* final mix: the low bits that pick the bucket depend on every byte */
+	k->hash = sn_hash_final(h);
 }
 
 /* ---- lists and buckets ----------------------------------------------------------------- */
