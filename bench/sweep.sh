@@ -8,8 +8,9 @@
 #     python3 bench/carrier.py --calls N --call-ids 0 --stream-pairs 0 --out DIR/carrier-cN-ids0-pairs0.pcap
 # (107 * N packets), put in the page cache as a file read from disk (bench_cache_file in lib.sh;
 # not with --keep-cache), then sipnab --cores 1 and --cores $(nproc) are timed like bench/scaling.sh:
-# one discarded warm-up, RUNS timed runs, medians; wall time includes start-up; peak RSS from
-# GNU time. Prints a Markdown table and the throughput spread from 2,000 to 20,000 calls.
+# one discarded warm-up per row, then RUNS rounds of one timed run per row (interleaved), medians;
+# wall time includes start-up; peak RSS from GNU time. Prints a Markdown table and the
+# throughput spread from 2,000 to 20,000 calls.
 # Exit status: 0 ok, 1 a run or a generation failed, 2 bad arguments or missing GNU time.
 
 usage() {
@@ -92,35 +93,69 @@ echo "- binary: $BIN ($("$BIN" -V 2>/dev/null | head -n 1))"
 echo "- captures: python3 bench/carrier.py --calls N --call-ids 0 --stream-pairs 0 --out FILE"
 echo "  (one Call-ID and one RTP stream pair per call, 107 packets per call), cached in $DIR:"
 for g in "${GEN_NOTES[@]}"; do echo "    $g"; done
-echo "- method: 1 discarded warm-up + $RUNS timed runs per row, wall time including start-up"
+echo "- method: 1 discarded warm-up per row, then $RUNS rounds of one timed run per row (interleaved),"
+echo "  wall time including start-up"
 echo "  (bash EPOCHREALTIME around the run), peak RSS from GNU time %M; medians over the runs"
 if [ "${BENCH_KEEP_CACHE:-0}" = 1 ]; then
 	echo "- page cache: each capture as the page cache held it (--keep-cache)"
 else
-	echo "- page cache: each capture read back from disk before its rows (sync; dd iflag=nocache count=0; cat)"
+	echo "- page cache: each capture read back from disk before the warm-ups (sync; dd iflag=nocache count=0; cat)"
 fi
 echo "- commands (stdin </dev/null, stdout >/dev/null), for each FILE and C in {${CORESET// /,}}:"
 echo "      /usr/bin/time -f '%e %M' -o TIMEFILE $(bench_quote "$BIN") -N -I FILE --report=json --cores C > /dev/null"
 echo
 
-ROWS=()
-declare -A PPS
+# Every capture is put in the page cache first (unless --keep-cache), then each row gets its
+# warm-up, then the timed runs are interleaved: run i of every row before run i+1 of any, so
+# a slow spell of a shared machine falls on every capture size alike instead of on one (the
+# spread between sizes is what this script measures).
+ROWKEYS=()
 for n in ${CALLS//,/ }; do
-	f=${FILE[$n]}
-	pk=$((107 * n))
-	size=$(bench_filesize "$f")
-	bench_cache_file "$f"
+	bench_cache_file "${FILE[$n]}"
 	for c in $CORESET; do
-		bench_measure "calls $n --cores $c" "$RUNS" "$BIN" -N -I "$f" --report=json --cores "$c" ||
-			bench_die "sipnab --cores $c on $f failed: $M_FAIL" 1
-		[ "$c" = 1 ] && bench_check_packets "$M_WARM" "$pk"
-		PPS[$n,$c]=$(awk -v p=$pk -v s="$M_MED" 'BEGIN { printf "%.3f", p / s }')
-		ROWS+=("| $n | $pk | $(bench_fmib "$size") | $c | $(bench_s "$M_MED") | $(bench_pps "$pk" "$M_MED") | $(bench_mib "$M_RSS") |")
+		ROWKEYS+=("$n,$c")
 	done
 done
+declare -A WALLS RSSES
+for key in "${ROWKEYS[@]}"; do
+	n=${key%,*} c=${key#*,}
+	f=${FILE[$n]}
+	printf '  %-28s warm-up' "calls $n --cores $c" >&2
+	bench_once "$BENCH_TMP/warm.$n.$c.json" "$BENCH_TMP/warm.$n.$c.err" "$BIN" -N -I "$f" \
+		--report=json --cores "$c"
+	echo "calls $n --cores $c warmup $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
+	echo >&2
+	[ "$RUN_RC" -eq 0 ] || bench_die "sipnab --cores $c on $f failed: exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/warm.$n.$c.err" | tr '\n' ' ')" 1
+	[ "$c" = 1 ] && bench_check_packets "$BENCH_TMP/warm.$n.$c.json" "$((107 * n))"
+	rm -f "$BENCH_TMP/warm.$n.$c.json"
+done
+for ((i = 1; i <= RUNS; i++)); do
+	printf '  run %d:' "$i" >&2
+	for key in "${ROWKEYS[@]}"; do
+		n=${key%,*} c=${key#*,}
+		bench_once /dev/null "$BENCH_TMP/run.err" "$BIN" -N -I "${FILE[$n]}" --report=json --cores "$c"
+		echo "calls $n --cores $c $i $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
+		[ "$RUN_RC" -eq 0 ] || bench_die "sipnab --cores $c on ${FILE[$n]} run $i failed: exit status $RUN_RC" 1
+		printf ' %s/c%s %.3f' "$n" "$c" "$RUN_WALL" >&2
+		WALLS[$key]+="$RUN_WALL "
+		RSSES[$key]+="$RUN_RSS "
+	done
+	echo >&2
+done
+ROWS=()
+declare -A PPS
+for key in "${ROWKEYS[@]}"; do
+	n=${key%,*} c=${key#*,}
+	pk=$((107 * n))
+	size=$(bench_filesize "${FILE[$n]}")
+	read -r M_MED M_MIN M_MAX <<<"$(bench_stats ${WALLS[$key]})"
+	read -r M_RSS _ _ <<<"$(bench_stats ${RSSES[$key]})"
+	PPS[$n,$c]=$(awk -v p=$pk -v s="$M_MED" 'BEGIN { printf "%.3f", p / s }')
+	ROWS+=("| $n | $pk | $(bench_fmib "$size") | $c | $(bench_s "$M_MED") | $(bench_s "$M_MIN") | $(bench_s "$M_MAX") | $(bench_pps "$pk" "$M_MED") | $(bench_mib "$M_RSS") |")
+done
 
-echo "| calls | packets | file MiB | cores | median s | pkts/s | peak RSS MiB (median) |"
-echo "|---:|---:|---:|---:|---:|---:|---:|"
+echo "| calls | packets | file MiB | cores | median s | min s | max s | pkts/s | peak RSS MiB (median) |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${ROWS[@]}"
 echo
 echo "pkts/s = packets / median s."
