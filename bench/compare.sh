@@ -4,10 +4,11 @@
 #
 # usage: bench/compare.sh BIN PCAP PACKETS [--runs 5] [--tshark-runs 3] [--keep-cache]
 #
-# Every tool: one discarded warm-up run, then RUNS timed runs (tshark: --tshark-runs), stdin
-# </dev/null, stdout >/dev/null; wall seconds include start-up; peak RSS from GNU time
-# (/usr/bin/time -f '%e %M' -o FILE). PCAP is first put in the page cache as a file read from
-# disk (bench_cache_file in lib.sh) unless --keep-cache. A peer that is not installed or fails is reported as such.
+# Every tool: one discarded warm-up run, then RUNS rounds of one timed run per tool, interleaved
+# (tshark: its first --tshark-runs rounds); stdin </dev/null, stdout >/dev/null; wall seconds
+# include start-up; peak RSS from GNU time (/usr/bin/time -f '%e %M' -o FILE). PCAP is first
+# put in the page cache as a file read from disk (bench_cache_file in lib.sh) unless
+# --keep-cache. A peer that is not installed or fails is reported as such.
 # Exit status: 0 ok, 1 sipnab failed, 2 bad arguments or missing GNU time.
 
 usage() {
@@ -117,8 +118,9 @@ echo "## sipnab against its peers"
 echo
 bench_host
 echo "- file: $PCAP, $SIZE bytes ($(bench_fmib "$SIZE") MiB), $PACKETS packets"
-echo "- method: 1 discarded warm-up + $RUNS timed runs per tool (tshark: $TRUNS), wall time including"
-echo "  start-up (bash EPOCHREALTIME around the run), peak RSS from GNU time %M; medians over the runs"
+echo "- method: 1 discarded warm-up per tool, then $RUNS rounds of one timed run per tool (interleaved;"
+echo "  tshark: the first $TRUNS rounds), wall time including start-up (bash EPOCHREALTIME around"
+echo "  the run), peak RSS from GNU time %M; medians over the runs"
 echo "- page cache: $BENCH_CACHE"
 [ -n "$FLOOR" ] && echo "- floor built with: $(bench_quote "${FLOOR_CC[@]}")"
 echo "- commands (each as: [ENV] /usr/bin/time -f '%e %M' -o TIMEFILE COMMAND </dev/null >/dev/null):"
@@ -128,18 +130,52 @@ done
 for n in "${NOTES[@]}"; do echo "- $n"; done
 echo
 
-MED=() RSS=() FAILED=()
+# Interleaved, as scaling.sh and sweep.sh: one warm-up per tool, then run r of every tool
+# before run r+1 of any (tshark only in its first TRUNS rounds), so a slow spell of a shared
+# machine falls on every tool alike; the ratios to sipnab --cores 1 are what this measures.
+MED=() RSS=() FAILED=() WALLS=() RSSES=()
+MAXR=0
 for i in "${!LABELS[@]}"; do
+	[ "${NRUNS[$i]}" -gt "$MAXR" ] && MAXR=${NRUNS[$i]}
 	eval "set -- ${CMDS[$i]}"
 	if [ -n "${ENVS[$i]}" ]; then set -- env "${ENVS[$i]}" "$@"; fi
-	if bench_measure "${LABELS[$i]}" "${NRUNS[$i]}" "$@"; then
-		MED[i]=$M_MED RSS[i]=$M_RSS
-		[ "$i" -eq "$SIPNAB1" ] && bench_check_packets "$M_WARM" "$PACKETS"
-	else
-		[ "$i" -ge "$SIPNAB1" ] && bench_die "${LABELS[$i]} failed: $M_FAIL" 1
-		FAILED[i]=$M_FAIL
-		echo "warning: ${LABELS[$i]} failed: $M_FAIL" >&2
+	printf '  %-28s warm-up' "${LABELS[$i]}" >&2
+	bench_once "$BENCH_TMP/warm.$i.out" "$BENCH_TMP/warm.$i.err" "$@"
+	echo "${LABELS[$i]} warmup $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
+	echo >&2
+	if [ "$RUN_RC" -ne 0 ]; then
+		FAILED[i]="exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/warm.$i.err" | tr '\n' ' ')"
+		[ "$i" -ge "$SIPNAB1" ] && bench_die "${LABELS[$i]} failed: ${FAILED[$i]}" 1
+		echo "warning: ${LABELS[$i]} failed: ${FAILED[$i]}" >&2
+		continue
 	fi
+	[ "$i" -eq "$SIPNAB1" ] && bench_check_packets "$BENCH_TMP/warm.$i.out" "$PACKETS"
+	rm -f "$BENCH_TMP/warm.$i.out"
+done
+for ((r = 1; r <= MAXR; r++)); do
+	printf '  run %d:' "$r" >&2
+	for i in "${!LABELS[@]}"; do
+		[ -z "${FAILED[$i]:-}" ] && [ "$r" -le "${NRUNS[$i]}" ] || continue
+		eval "set -- ${CMDS[$i]}"
+		if [ -n "${ENVS[$i]}" ]; then set -- env "${ENVS[$i]}" "$@"; fi
+		bench_once /dev/null "$BENCH_TMP/run.$i.err" "$@"
+		echo "${LABELS[$i]} $r $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
+		if [ "$RUN_RC" -ne 0 ]; then
+			FAILED[i]="run $r: exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/run.$i.err" | tr '\n' ' ')"
+			[ "$i" -ge "$SIPNAB1" ] && bench_die "${LABELS[$i]} failed: ${FAILED[$i]}" 1
+			echo " (${LABELS[$i]} failed)" >&2
+			continue
+		fi
+		printf ' %s %.3f' "${LABELS[$i]%% *}" "$RUN_WALL" >&2
+		WALLS[i]+="$RUN_WALL "
+		RSSES[i]+="$RUN_RSS "
+	done
+	echo >&2
+done
+for i in "${!LABELS[@]}"; do
+	[ -z "${FAILED[$i]:-}" ] || continue
+	read -r MED[i] _ _ <<<"$(bench_stats ${WALLS[$i]})"
+	read -r RSS[i] _ _ <<<"$(bench_stats ${RSSES[$i]})"
 done
 
 S1=${MED[$SIPNAB1]}
