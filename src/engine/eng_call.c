@@ -279,7 +279,13 @@ static void call_fill(struct eng_result *r, struct eng_call *c, struct leg *legs
 		memcpy(c->msgs + c->msg_count, lg->msgs, lg->n * sizeof(*c->msgs));
 		c->msg_count += lg->n;
 	}
-	qsort(c->msgs, c->msg_count, sizeof(*c->msgs), u32_cmp);
+	/* each leg's list is in message order already, so one leg (most calls) needs no sort */
+	for (uint32_t i = 1; i < c->msg_count; i++) {
+		if (c->msgs[i] < c->msgs[i - 1]) {
+			qsort(c->msgs, c->msg_count, sizeof(*c->msgs), u32_cmp);
+			break;
+		}
+	}
 	c->messages = c->msg_count;
 	c->hops = count_hops(r, c->msgs, c->msg_count);
 	c->start_ns = r->msgs[c->msgs[0]].ts_ns;
