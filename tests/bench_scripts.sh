@@ -1,0 +1,95 @@
+#!/bin/sh
+# The benchmark scripts of bench/ run as bench/README.md says, on a small capture, and print
+# what it promises: the method (page cache, interleaving), one table row per core count, tool
+# or capture, the ratio to sipnab --cores 1, and the spread line. Nothing here is timed: the
+# numbers are whatever the machine gives; only the shape and the exit statuses are checked.
+# Exit 0 pass, 1 fail, 77 skip.
+. "$(dirname "$0")/lib.sh"
+B="$SIPNAB_SRCDIR/bench"
+for tool in python3 bash /usr/bin/time; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "SKIP: $tool not found"
+		exit 77
+	fi
+done
+if ! /usr/bin/time --version 2>&1 | grep -q GNU; then
+	echo "SKIP: /usr/bin/time is not GNU time"
+	exit 77
+fi
+
+python3 "$B/carrier.py" --calls 20 --out "$TMPD/c20.pcap" 2>/dev/null || fail "carrier.py failed"
+
+# rows FILE: the Markdown table rows of a script's output (header and rule excluded)
+rows() {
+	grep '^| ' "$1" | grep -v '^| cores \|^| tool \|^| calls \|^|---'
+}
+
+# scaling.sh: a row per core count, interleaved runs, the page cache line
+bash "$B/scaling.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" 2140 --cores 1,2 --runs 2 \
+	>"$TMPD/scaling.md" 2>"$TMPD/scaling.err"
+expect_eq "scaling.sh: exit status" "$?" 0
+expect_eq "scaling.sh: rows" "$(rows "$TMPD/scaling.md" | cut -d'|' -f2 | tr -d ' ' | tr '\n' ,)" "1,2,"
+expect_eq "scaling.sh: first row's speed-up" "$(rows "$TMPD/scaling.md" | head -1 | cut -d'|' -f7 | tr -d ' ')" "1.00"
+expect_eq "scaling.sh: page cache" "$(grep -c '^- page cache: read back from disk' "$TMPD/scaling.md")" 1
+expect_eq "scaling.sh: interleaved rounds" "$(grep -c '^  run [12]: c1 [0-9.]* c2 [0-9.]*$' "$TMPD/scaling.err")" 2
+
+# a wrong packet count is warned about, not fatal; --keep-cache is said
+bash "$B/scaling.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" 999 --cores 1 --runs 1 --keep-cache \
+	>"$TMPD/keep.md" 2>"$TMPD/keep.err"
+expect_eq "scaling.sh, wrong PACKETS: exit status" "$?" 0
+expect_eq "scaling.sh, wrong PACKETS: warning" \
+	"$(grep -c 'sipnab counted 2140 packets but PACKETS is 999' "$TMPD/keep.err")" 1
+expect_eq "scaling.sh --keep-cache: page cache" \
+	"$(grep -c '^- page cache: as the page cache held it (--keep-cache)' "$TMPD/keep.md")" 1
+
+# bad arguments: exit 2 with the usage
+bash "$B/scaling.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" >/dev/null 2>"$TMPD/bad.err"
+expect_eq "scaling.sh without PACKETS: exit status" "$?" 2
+bash "$B/compare.sh" "$SIPNAB_BIN" "$TMPD/missing.pcap" 10 >/dev/null 2>"$TMPD/bad.err"
+expect_eq "compare.sh, missing capture: exit status" "$?" 2
+bash "$B/sweep.sh" "$SIPNAB_BIN" --calls 10,x >/dev/null 2>"$TMPD/bad.err"
+expect_eq "sweep.sh --calls 10,x: exit status" "$?" 2
+
+# compare.sh: the two sipnab rows always, the floor when a compiler and libpcap's headers are
+# there, peers when installed (skipped with a note otherwise); ratios against sipnab --cores 1
+bash "$B/compare.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" 2140 --runs 2 --tshark-runs 1 \
+	>"$TMPD/compare.md" 2>"$TMPD/compare.err"
+expect_eq "compare.sh: exit status" "$?" 0
+expect_eq "compare.sh: sipnab --cores 1 row's ratio" \
+	"$(rows "$TMPD/compare.md" | grep '^| sipnab --cores 1 ' | cut -d'|' -f7 | tr -d ' ')" "1.00"
+expect_eq "compare.sh: sipnab rows" "$(rows "$TMPD/compare.md" | grep -c '^| sipnab --cores ')" 2
+for peer in sngrep sipgrep tshark; do
+	if command -v "$peer" >/dev/null 2>&1; then
+		n=$(rows "$TMPD/compare.md" | grep -c "^| $peer ")
+	else
+		n=$(grep -c "^- $peer: not installed" "$TMPD/compare.md")
+	fi
+	expect_eq "compare.sh: $peer row or note" "$n" 1
+done
+# tshark runs only in the first --tshark-runs rounds of the interleaving
+if command -v tshark >/dev/null 2>&1; then
+	expect_eq "compare.sh: tshark's runs" \
+		"$(rows "$TMPD/compare.md" | grep '^| tshark ' | cut -d'|' -f4 | tr -d ' ')" 1
+	expect_eq "compare.sh: round 2 without tshark" \
+		"$(grep '^  run 2:' "$TMPD/compare.err" | grep -c tshark)" 0
+fi
+
+# sweep.sh: generates the captures once into --dir, a row per (calls, cores), the spread line
+bash "$B/sweep.sh" "$SIPNAB_BIN" --calls 10,20 --runs 1 --dir "$TMPD/sweep" \
+	>"$TMPD/sweep.md" 2>"$TMPD/sweep.err"
+expect_eq "sweep.sh: exit status" "$?" 0
+nproc=$(nproc)
+want="10/1,10/$nproc,20/1,20/$nproc,"
+[ "$nproc" -gt 1 ] || want="10/1,20/1,"
+expect_eq "sweep.sh: rows (calls/cores)" \
+	"$(rows "$TMPD/sweep.md" | awk -F'|' '{ gsub(/ /, ""); printf "%s/%s,", $2, $5 }')" "$want"
+expect_eq "sweep.sh: captures" "$(ls "$TMPD/sweep" | tr '\n' ' ')" \
+	"carrier-c10-ids0-pairs0.pcap carrier-c20-ids0-pairs0.pcap "
+expect_eq "sweep.sh: spread with no call count in 2,000-20,000" \
+	"$(grep -c '^- cores 1: n/a' "$TMPD/sweep.md")" 1
+# a second run uses the cached captures
+bash "$B/sweep.sh" "$SIPNAB_BIN" --calls 10 --runs 1 --dir "$TMPD/sweep" \
+	>"$TMPD/sweep2.md" 2>"$TMPD/sweep2.err"
+expect_eq "sweep.sh again: exit status" "$?" 0
+expect_eq "sweep.sh again: capture reused" "$(grep -c 'calls 10: cached ' "$TMPD/sweep2.md")" 1
+finish
