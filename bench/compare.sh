@@ -130,66 +130,30 @@ done
 for n in "${NOTES[@]}"; do echo "- $n"; done
 echo
 
-# Interleaved, as scaling.sh and sweep.sh: one warm-up per tool, then run r of every tool
-# before run r+1 of any (tshark only in its first TRUNS rounds), so a slow spell of a shared
-# machine falls on every tool alike; the ratios to sipnab --cores 1 are what this measures.
-MED=() RSS=() FAILED=() WALLS=() RSSES=()
-MAXR=0
+# Measured together (bench_run_rows: interleaved; tshark only in its first TRUNS rounds), so a
+# slow spell of a shared machine falls on every tool alike: the ratios to sipnab --cores 1 are
+# what this measures. A peer that fails is reported; sipnab failing ends the script.
 for i in "${!LABELS[@]}"; do
-	[ "${NRUNS[$i]}" -gt "$MAXR" ] && MAXR=${NRUNS[$i]}
 	eval "set -- ${CMDS[$i]}"
 	if [ -n "${ENVS[$i]}" ]; then set -- env "${ENVS[$i]}" "$@"; fi
-	printf '  %-28s warm-up' "${LABELS[$i]}" >&2
-	bench_once "$BENCH_TMP/warm.$i.out" "$BENCH_TMP/warm.$i.err" "$@"
-	echo "${LABELS[$i]} warmup $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
-	echo >&2
-	if [ "$RUN_RC" -ne 0 ]; then
-		FAILED[i]="exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/warm.$i.err" | tr '\n' ' ')"
-		[ "$i" -ge "$SIPNAB1" ] && bench_die "${LABELS[$i]} failed: ${FAILED[$i]}" 1
-		echo "warning: ${LABELS[$i]} failed: ${FAILED[$i]}" >&2
-		continue
-	fi
-	[ "$i" -eq "$SIPNAB1" ] && bench_check_packets "$BENCH_TMP/warm.$i.out" "$PACKETS"
-	rm -f "$BENCH_TMP/warm.$i.out"
+	fatal=0
+	[ "$i" -ge "$SIPNAB1" ] && fatal=1
+	bench_row "${LABELS[$i]}" "${LABELS[$i]%% *}" "${NRUNS[$i]}" "$fatal" "$@"
 done
-for ((r = 1; r <= MAXR; r++)); do
-	printf '  run %d:' "$r" >&2
-	for i in "${!LABELS[@]}"; do
-		[ -z "${FAILED[$i]:-}" ] && [ "$r" -le "${NRUNS[$i]}" ] || continue
-		eval "set -- ${CMDS[$i]}"
-		if [ -n "${ENVS[$i]}" ]; then set -- env "${ENVS[$i]}" "$@"; fi
-		bench_once /dev/null "$BENCH_TMP/run.$i.err" "$@"
-		echo "${LABELS[$i]} $r $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
-		if [ "$RUN_RC" -ne 0 ]; then
-			FAILED[i]="run $r: exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/run.$i.err" | tr '\n' ' ')"
-			[ "$i" -ge "$SIPNAB1" ] && bench_die "${LABELS[$i]} failed: ${FAILED[$i]}" 1
-			echo " (${LABELS[$i]} failed)" >&2
-			continue
-		fi
-		printf ' %s %.3f' "${LABELS[$i]%% *}" "$RUN_WALL" >&2
-		WALLS[i]+="$RUN_WALL "
-		RSSES[i]+="$RUN_RSS "
-	done
-	echo >&2
-done
-for i in "${!LABELS[@]}"; do
-	[ -z "${FAILED[$i]:-}" ] || continue
-	read -r MED[i] _ _ <<<"$(bench_stats ${WALLS[$i]})"
-	read -r RSS[i] _ _ <<<"$(bench_stats ${RSSES[$i]})"
-done
-
-S1=${MED[$SIPNAB1]}
+bench_run_rows
+bench_check_packets "$BENCH_TMP/warm.$SIPNAB1.out" "$PACKETS"
+S1=${BR_MED[$SIPNAB1]}
 echo "| tool | what it reconstructs | runs | median s | pkts/s | tool s / sipnab(1 core) s | peak RSS MiB |"
 echo "|---|---|---:|---:|---:|---:|---:|"
 for i in "${!LABELS[@]}"; do
-	if [ -n "${FAILED[$i]:-}" ]; then
+	if [ -n "${BR_FAIL[$i]:-}" ]; then
 		echo "| ${LABELS[$i]} | ${WHATS[$i]} | ${NRUNS[$i]} | failed | | | |"
 	else
-		echo "| ${LABELS[$i]} | ${WHATS[$i]} | ${NRUNS[$i]} | $(bench_s "${MED[$i]}") | $(bench_pps "$PACKETS" "${MED[$i]}") | $(bench_ratio "${MED[$i]}" "$S1") | $(bench_mib "${RSS[$i]}") |"
+		echo "| ${LABELS[$i]} | ${WHATS[$i]} | ${NRUNS[$i]} | $(bench_s "${BR_MED[$i]}") | $(bench_pps "$PACKETS" "${BR_MED[$i]}") | $(bench_ratio "${BR_MED[$i]}" "$S1") | $(bench_mib "${BR_RSS[$i]}") |"
 	fi
 done
 echo
 echo "pkts/s = PACKETS / median s. Ratio = this tool's median s / sipnab --cores 1 median s:"
 echo "how many times faster sipnab on one core is (below 1: the tool is faster)."
-for i in "${!FAILED[@]}"; do echo "- ${LABELS[$i]} failed: ${FAILED[$i]}"; done
+for i in "${!BR_FAIL[@]}"; do echo "- ${LABELS[$i]} failed: ${BR_FAIL[$i]}"; done
 bench_host_end

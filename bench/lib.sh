@@ -1,9 +1,11 @@
 # bench/lib.sh - helpers shared by bench/scaling.sh, bench/compare.sh and bench/sweep.sh.
 # Sourced, never run. Needs bash >= 5 (EPOCHREALTIME) and GNU time at /usr/bin/time.
 #
-# Method of every measurement (bench_measure):
-#   * one discarded warm-up run (fills the page cache, faults in the binary and its libraries),
-#   * then RUNS timed runs, one after the other, never in parallel;
+# Method of every measurement (bench_row, bench_run_rows):
+#   * the capture is first put in the page cache as read() leaves it (bench_cache_file);
+#   * one discarded warm-up run per row (faults in the binary and its libraries),
+#   * then rounds of one timed run per row, interleaved (run r of every row before run r+1 of
+#     any), never two at once, so a slow spell of a shared machine falls on every row alike;
 #   * each run: stdin </dev/null, stdout to /dev/null (the warm-up's stdout is kept for a
 #     sanity check), stderr to a log file; GNU time writes '%e %M' with -o to its own file,
 #     so it never mixes with the program's stderr;
@@ -12,7 +14,7 @@
 #     itself); GNU time's own %e has only 10 ms resolution, so it is logged for cross-checking
 #     but not used in the tables;
 #   * peak RSS = GNU time's %M (KiB, maximum resident set size of the program);
-#   * median, min and max over the RUNS timed runs.
+#   * median, min and max over a row's timed runs.
 
 export LC_ALL=C
 BENCH_TIME=/usr/bin/time
@@ -114,41 +116,69 @@ bench_once() {
 	bench_is_uint "$RUN_RSS" || RUN_RSS=0
 }
 
-# bench_measure LABEL RUNS CMD...
-#   Warm-up + RUNS timed runs. On success sets M_MED M_MIN M_MAX (s), M_RSS (median, KiB),
-#   M_WARM (the warm-up's stdout file), M_ERR (its stderr file) and returns 0.
-#   On failure (non-zero exit) sets M_FAIL to a message and returns 1.
-bench_measure() {
-	local label=$1 runs=$2 i walls= rss= tag
-	shift 2
-	tag=$(printf '%s' "$label" | tr -c 'A-Za-z0-9_.-' '_')
-	M_WARM=$BENCH_TMP/$tag.warmup.out
-	M_ERR=$BENCH_TMP/$tag.stderr
-	M_FAIL=
-	printf '  %-28s warm-up' "$label" >&2
-	bench_once "$M_WARM" "$M_ERR" "$@"
-	echo "$label warmup $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
-	if [ "$RUN_RC" -ne 0 ]; then
-		echo " FAILED (exit $RUN_RC)" >&2
-		M_FAIL="exit status $RUN_RC; stderr: $(tail -c 300 "$M_ERR" | tr '\n' ' ')"
-		return 1
-	fi
-	for ((i = 1; i <= runs; i++)); do
-		bench_once /dev/null "$BENCH_TMP/$tag.run.err" "$@"
-		echo "$label $i $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
+# The rows a script measures: bench_row LABEL SHORT RUNS FATAL CMD... adds one (SHORT names it
+# in the progress lines; a row with fewer RUNS than the others sits out the later rounds;
+# FATAL 1: its failure ends the script with status 1, 0: it is reported and the row dropped).
+BR_LABEL=() BR_SHORT=() BR_RUNS=() BR_FATAL=() BR_CMD=()
+bench_row() {
+	BR_LABEL+=("$1")
+	BR_SHORT+=("$2")
+	BR_RUNS+=("$3")
+	BR_FATAL+=("$4")
+	shift 4
+	BR_CMD+=("$(bench_quote "$@")")
+}
+
+# One run of row I (bench_once with the row's command).
+bench_row_once() { # I OUT ERR
+	local out=$2 err=$3
+	eval "set -- ${BR_CMD[$1]}"
+	bench_once "$out" "$err" "$@"
+}
+
+# bench_run_rows: a warm-up per row, then the interleaved rounds (see the top of this file).
+# Sets for row I: BR_MED[I] BR_MIN[I] BR_MAX[I] (s), BR_RSS[I] (median, KiB), or BR_FAIL[I]
+# (why it failed, when it was not fatal). The warm-up's stdout stays in $BENCH_TMP/warm.I.out.
+bench_run_rows() {
+	local i r maxr=0 msg
+	local -a walls=() rss=()
+	BR_MED=() BR_MIN=() BR_MAX=() BR_RSS=() BR_FAIL=()
+	for i in "${!BR_LABEL[@]}"; do
+		[ "${BR_RUNS[$i]}" -gt "$maxr" ] && maxr=${BR_RUNS[$i]}
+		printf '  %-28s warm-up\n' "${BR_LABEL[$i]}" >&2
+		bench_row_once "$i" "$BENCH_TMP/warm.$i.out" "$BENCH_TMP/warm.$i.err"
+		echo "${BR_LABEL[$i]} warmup $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
 		if [ "$RUN_RC" -ne 0 ]; then
-			echo " run $i FAILED (exit $RUN_RC)" >&2
-			M_FAIL="run $i: exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/$tag.run.err" | tr '\n' ' ')"
-			return 1
+			msg="exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/warm.$i.err" | tr '\n' ' ')"
+			[ "${BR_FATAL[$i]}" = 1 ] && bench_die "${BR_LABEL[$i]} failed: $msg" 1
+			BR_FAIL[i]=$msg
+			echo "warning: ${BR_LABEL[$i]} failed: $msg" >&2
 		fi
-		printf ' %.3f' "$RUN_WALL" >&2
-		walls+="$RUN_WALL "
-		rss+="$RUN_RSS "
 	done
-	echo >&2
-	read -r M_MED M_MIN M_MAX <<<"$(bench_stats $walls)"
-	read -r M_RSS _ _ <<<"$(bench_stats $rss)"
-	return 0
+	for ((r = 1; r <= maxr; r++)); do
+		printf '  run %d:' "$r" >&2
+		for i in "${!BR_LABEL[@]}"; do
+			[ -z "${BR_FAIL[$i]:-}" ] && [ "$r" -le "${BR_RUNS[$i]}" ] || continue
+			bench_row_once "$i" /dev/null "$BENCH_TMP/run.$i.err"
+			echo "${BR_LABEL[$i]} $r $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
+			if [ "$RUN_RC" -ne 0 ]; then
+				msg="run $r: exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/run.$i.err" | tr '\n' ' ')"
+				[ "${BR_FATAL[$i]}" = 1 ] && bench_die "${BR_LABEL[$i]} failed: $msg" 1
+				BR_FAIL[i]=$msg
+				printf ' (%s failed)' "${BR_LABEL[$i]}" >&2
+				continue
+			fi
+			printf ' %s %.3f' "${BR_SHORT[$i]}" "$RUN_WALL" >&2
+			walls[i]+="$RUN_WALL "
+			rss[i]+="$RUN_RSS "
+		done
+		echo >&2
+	done
+	for i in "${!BR_LABEL[@]}"; do
+		[ -z "${BR_FAIL[$i]:-}" ] || continue
+		read -r BR_MED[i] BR_MIN[i] BR_MAX[i] <<<"$(bench_stats ${walls[$i]})"
+		read -r BR_RSS[i] _ _ <<<"$(bench_stats ${rss[$i]})"
+	done
 }
 
 # bench_stats V...: prints "median min max" (median of an even count = mean of the middle two).

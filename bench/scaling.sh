@@ -72,41 +72,15 @@ for c in ${CORES//,/ }; do
 done
 echo
 
-# Interleaved: one warm-up per row, then run i of every row before run i+1 of any, so a slow
-# period of a shared machine falls on every row alike instead of on one.
 CLIST=(${CORES//,/ })
-declare -A WALLS RSSES
 for c in "${CLIST[@]}"; do
-	printf '  %-28s warm-up' "sipnab --cores $c" >&2
-	bench_once "$BENCH_TMP/warm.$c.json" "$BENCH_TMP/warm.$c.err" "$BIN" -N -I "$PCAP" --report=json --cores "$c"
-	echo "sipnab --cores $c warmup $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
-	echo >&2
-	if [ "$RUN_RC" -ne 0 ]; then
-		bench_die "sipnab --cores $c failed: exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/warm.$c.err" | tr '\n' ' ')" 1
-	fi
-	[ "$c" != "${CLIST[0]}" ] || bench_check_packets "$BENCH_TMP/warm.$c.json" "$PACKETS"
+	bench_row "sipnab --cores $c" "c$c" "$RUNS" 1 "$BIN" -N -I "$PCAP" --report=json --cores "$c"
 done
-for ((i = 1; i <= RUNS; i++)); do
-	printf '  run %d:' "$i" >&2
-	for c in "${CLIST[@]}"; do
-		bench_once /dev/null "$BENCH_TMP/run.$c.err" "$BIN" -N -I "$PCAP" --report=json --cores "$c"
-		echo "sipnab --cores $c $i $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
-		if [ "$RUN_RC" -ne 0 ]; then
-			bench_die "sipnab --cores $c run $i failed: exit status $RUN_RC" 1
-		fi
-		printf ' c%s %.3f' "$c" "$RUN_WALL" >&2
-		WALLS[$c]+="$RUN_WALL "
-		RSSES[$c]+="$RUN_RSS "
-	done
-	echo >&2
-done
+bench_run_rows
+bench_check_packets "$BENCH_TMP/warm.0.out" "$PACKETS"
 ROWS=()
-FIRST=
-for c in "${CLIST[@]}"; do
-	read -r M_MED M_MIN M_MAX <<<"$(bench_stats ${WALLS[$c]})"
-	read -r M_RSS _ _ <<<"$(bench_stats ${RSSES[$c]})"
-	[ -n "$FIRST" ] || FIRST=$M_MED
-	ROWS+=("| $c | $(bench_s "$M_MED") | $(bench_s "$M_MIN") | $(bench_s "$M_MAX") | $(bench_pps "$PACKETS" "$M_MED") | $(bench_ratio "$FIRST" "$M_MED") | $(bench_mib "$M_RSS") |")
+for i in "${!CLIST[@]}"; do
+	ROWS+=("| ${CLIST[$i]} | $(bench_s "${BR_MED[$i]}") | $(bench_s "${BR_MIN[$i]}") | $(bench_s "${BR_MAX[$i]}") | $(bench_pps "$PACKETS" "${BR_MED[$i]}") | $(bench_ratio "${BR_MED[0]}" "${BR_MED[$i]}") | $(bench_mib "${BR_RSS[$i]}") |")
 done
 
 echo "| cores | median s | min s | max s | pkts/s | speed-up vs first row | peak RSS MiB (median) |"

@@ -105,53 +105,29 @@ echo "- commands (stdin </dev/null, stdout >/dev/null), for each FILE and C in {
 echo "      /usr/bin/time -f '%e %M' -o TIMEFILE $(bench_quote "$BIN") -N -I FILE --report=json --cores C > /dev/null"
 echo
 
-# Every capture is put in the page cache first (unless --keep-cache), then each row gets its
-# warm-up, then the timed runs are interleaved: run i of every row before run i+1 of any, so
-# a slow spell of a shared machine falls on every capture size alike instead of on one (the
-# spread between sizes is what this script measures).
+# Every capture is put in the page cache first (unless --keep-cache), then the rows are
+# measured together (bench_run_rows: interleaved), so a slow spell of a shared machine falls
+# on every capture size alike instead of on one (the spread between sizes is what this script
+# measures).
 ROWKEYS=()
 for n in ${CALLS//,/ }; do
 	bench_cache_file "${FILE[$n]}"
 	for c in $CORESET; do
 		ROWKEYS+=("$n,$c")
+		bench_row "calls $n --cores $c" "$n/c$c" "$RUNS" 1 "$BIN" -N -I "${FILE[$n]}" \
+			--report=json --cores "$c"
 	done
 done
-declare -A WALLS RSSES
-for key in "${ROWKEYS[@]}"; do
-	n=${key%,*} c=${key#*,}
-	f=${FILE[$n]}
-	printf '  %-28s warm-up' "calls $n --cores $c" >&2
-	bench_once "$BENCH_TMP/warm.$n.$c.json" "$BENCH_TMP/warm.$n.$c.err" "$BIN" -N -I "$f" \
-		--report=json --cores "$c"
-	echo "calls $n --cores $c warmup $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
-	echo >&2
-	[ "$RUN_RC" -eq 0 ] || bench_die "sipnab --cores $c on $f failed: exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/warm.$n.$c.err" | tr '\n' ' ')" 1
-	[ "$c" = 1 ] && bench_check_packets "$BENCH_TMP/warm.$n.$c.json" "$((107 * n))"
-	rm -f "$BENCH_TMP/warm.$n.$c.json"
-done
-for ((i = 1; i <= RUNS; i++)); do
-	printf '  run %d:' "$i" >&2
-	for key in "${ROWKEYS[@]}"; do
-		n=${key%,*} c=${key#*,}
-		bench_once /dev/null "$BENCH_TMP/run.err" "$BIN" -N -I "${FILE[$n]}" --report=json --cores "$c"
-		echo "calls $n --cores $c $i $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
-		[ "$RUN_RC" -eq 0 ] || bench_die "sipnab --cores $c on ${FILE[$n]} run $i failed: exit status $RUN_RC" 1
-		printf ' %s/c%s %.3f' "$n" "$c" "$RUN_WALL" >&2
-		WALLS[$key]+="$RUN_WALL "
-		RSSES[$key]+="$RUN_RSS "
-	done
-	echo >&2
-done
+bench_run_rows
 ROWS=()
 declare -A PPS
-for key in "${ROWKEYS[@]}"; do
-	n=${key%,*} c=${key#*,}
+for i in "${!ROWKEYS[@]}"; do
+	n=${ROWKEYS[$i]%,*} c=${ROWKEYS[$i]#*,}
 	pk=$((107 * n))
 	size=$(bench_filesize "${FILE[$n]}")
-	read -r M_MED M_MIN M_MAX <<<"$(bench_stats ${WALLS[$key]})"
-	read -r M_RSS _ _ <<<"$(bench_stats ${RSSES[$key]})"
-	PPS[$n,$c]=$(awk -v p=$pk -v s="$M_MED" 'BEGIN { printf "%.3f", p / s }')
-	ROWS+=("| $n | $pk | $(bench_fmib "$size") | $c | $(bench_s "$M_MED") | $(bench_s "$M_MIN") | $(bench_s "$M_MAX") | $(bench_pps "$pk" "$M_MED") | $(bench_mib "$M_RSS") |")
+	[ "$c" = 1 ] && bench_check_packets "$BENCH_TMP/warm.$i.out" "$pk"
+	PPS[$n,$c]=$(awk -v p=$pk -v s="${BR_MED[$i]}" 'BEGIN { printf "%.3f", p / s }')
+	ROWS+=("| $n | $pk | $(bench_fmib "$size") | $c | $(bench_s "${BR_MED[$i]}") | $(bench_s "${BR_MIN[$i]}") | $(bench_s "${BR_MAX[$i]}") | $(bench_pps "$pk" "${BR_MED[$i]}") | $(bench_mib "${BR_RSS[$i]}") |")
 done
 
 echo "| calls | packets | file MiB | cores | median s | min s | max s | pkts/s | peak RSS MiB (median) |"
