@@ -50,7 +50,6 @@ struct defrag_entry {
 struct cap_defrag {
 	struct defrag_entry **buckets; /* owned array; entries owned through the FIFO list */
 	uint32_t bucket_mask;
-	uint64_t key; /* of defrag_hash(): sn_hash_key() */
 	struct defrag_entry *oldest, *newest;
 	uint32_t count;
 	size_t mem_len;
@@ -71,7 +70,6 @@ struct cap_defrag *cap_defrag_new(size_t max_bytes, uint32_t max_datagrams, int6
 	}
 	f->buckets = sn_xcalloc(n, sizeof(*f->buckets));
 	f->bucket_mask = n - 1;
-	f->key = sn_hash_key();
 	f->max_bytes = max_bytes;
 	f->max_datagrams = max_datagrams;
 	f->timeout_ns = timeout_ns;
@@ -80,14 +78,14 @@ struct cap_defrag *cap_defrag_new(size_t max_bytes, uint32_t max_datagrams, int6
 
 /* Keyed (sn_hash.h): the packets of a capture name the fragments, and a table whose buckets they
  * could choose would be walked whole on every lookup. */
-static uint32_t defrag_hash(const struct cap_defrag *f, const struct cap_defrag_key *k)
+static uint32_t defrag_hash(const struct cap_defrag_key *k)
 {
-	return (uint32_t)sn_hash_final(sn_hash_bytes(f->key, k, sizeof(*k)));
+	return (uint32_t)sn_hash_final(sn_hash_bytes(sn_hash_key(), k, sizeof(*k)));
 }
 
 static struct defrag_entry *defrag_find(struct cap_defrag *f, const struct cap_defrag_key *k)
 {
-	struct defrag_entry *e = f->buckets[defrag_hash(f, k) & f->bucket_mask];
+	struct defrag_entry *e = f->buckets[defrag_hash(k) & f->bucket_mask];
 
 	while (e && memcmp(&e->key, k, sizeof(*k)) != 0) {
 		e = e->hnext;
@@ -97,7 +95,7 @@ static struct defrag_entry *defrag_find(struct cap_defrag *f, const struct cap_d
 
 static void defrag_remove(struct cap_defrag *f, struct defrag_entry *e)
 {
-	struct defrag_entry **pp = &f->buckets[defrag_hash(f, &e->key) & f->bucket_mask];
+	struct defrag_entry **pp = &f->buckets[defrag_hash(&e->key) & f->bucket_mask];
 
 	while (*pp != e) {
 		pp = &(*pp)->hnext;
@@ -147,7 +145,7 @@ static struct defrag_entry *defrag_create(struct cap_defrag *f, const struct cap
 	e->key = *k;
 	e->first_ts_ns = ts_ns;
 	e->mem_len = sizeof(*e);
-	b = defrag_hash(f, k) & f->bucket_mask;
+	b = defrag_hash(k) & f->bucket_mask;
 	e->hnext = f->buckets[b];
 	f->buckets[b] = e;
 	e->prev = f->newest;

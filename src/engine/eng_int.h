@@ -80,7 +80,6 @@ struct eng {
 	struct sn_arena parse;        /* reset after every SIP message */
 	struct sn_arena sdp;          /* reset before every SDP body */
 	struct sn_arena keep;         /* summaries, raw messages, RTCP bytes */
-	uint64_t hash_key;            /* sn_hash_key(), for the flow table */
 	bool record_had_sip;          /* the record being processed completed a SIP message */
 	uint8_t *scratch;             /* unmask buffer for one WebSocket frame */
 	size_t scratch_cap;

@@ -35,9 +35,10 @@
  * destination and an SSRC that summed alike collided, so a crafted capture could put every
  * flow in one probe chain: tests/hash_flood.sh.)
  */
-static uint64_t flow_hash(uint64_t key, const struct sn_addr *src, const struct sn_addr *dst,
-			  uint16_t sport, uint16_t dport, uint32_t ssrc)
+static uint64_t flow_hash(const struct sn_addr *src, const struct sn_addr *dst, uint16_t sport,
+			  uint16_t dport, uint32_t ssrc)
 {
+	uint64_t key = sn_hash_key();
 	uint64_t s0, s1, d0, d1;
 	uint64_t h;
 
@@ -63,9 +64,9 @@ static uint64_t flow_hash(uint64_t key, const struct sn_addr *src, const struct 
 	return sn_hash_step(h, ((uint64_t)sport << 48) | ((uint64_t)dport << 32) | ssrc);
 }
 
-static uint64_t flow_key_hash(uint64_t key, const struct eng_flow_key *k)
+static uint64_t flow_key_hash(const struct eng_flow_key *k)
 {
-	return flow_hash(key, &k->src, &k->dst, k->sport, k->dport, k->ssrc);
+	return flow_hash(&k->src, &k->dst, k->sport, k->dport, k->ssrc);
 }
 
 /* a == b, read with 8-byte loads, as flow_hash() reads IPv6 addresses and the decoder stores
@@ -94,7 +95,7 @@ static void index_grow(struct eng *e)
 	uint32_t *idx = sn_xcalloc(cap, sizeof(*idx));
 
 	for (uint32_t i = 0; i < e->flow_count; i++) {
-		uint32_t h = (uint32_t)flow_key_hash(e->hash_key, &e->flows[i].key) & (cap - 1);
+		uint32_t h = (uint32_t)flow_key_hash(&e->flows[i].key) & (cap - 1);
 		while (idx[h]) {
 			h = (h + 1) & (cap - 1);
 		}
@@ -108,7 +109,7 @@ static void index_grow(struct eng *e)
 /* The flow of @p pkt and SSRC @p ssrc, created when absent; NULL when max_streams is reached. */
 static struct eng_flow *flow_get(struct eng *e, const struct cap_packet *pkt, uint32_t ssrc)
 {
-	uint64_t hk = flow_hash(e->hash_key, &pkt->src, &pkt->dst, pkt->sport, pkt->dport, ssrc);
+	uint64_t hk = flow_hash(&pkt->src, &pkt->dst, pkt->sport, pkt->dport, ssrc);
 	uint32_t max;
 	uint32_t h;
 	struct eng_flow *f;

@@ -256,14 +256,13 @@ struct ann_index {
 	uint32_t *start;  /* groups + 1 entries */
 	uint32_t *slots;  /* cap entries: group + 1, 0 when empty */
 	uint32_t cap;     /* a power of two, at least twice the number of groups; 0 when none */
-	uint64_t key;     /* of ep_hash(): sn_hash_key() */
 };
 
 /* Hashes the bytes sn_addr_cmp() compares (four for IPv4), so endpoints it finds equal
  * always share a group; keyed (sn_hash.h), as the SDP of a capture names the endpoints. */
-static uint32_t ep_hash(uint64_t key, const struct sn_addr *a, uint16_t port)
+static uint32_t ep_hash(const struct sn_addr *a, uint16_t port)
 {
-	uint64_t h = sn_hash_step(key, ((uint64_t)a->family << 56) ^ port);
+	uint64_t h = sn_hash_step(sn_hash_key(), ((uint64_t)a->family << 56) ^ port);
 
 	if (a->family == 4) {
 		uint32_t w4;
@@ -292,7 +291,7 @@ static uint32_t ep_slot(const struct ann_index *ai, const struct announce *ann,
 {
 	const uint32_t *slots = ai->slots;
 	uint32_t cap = ai->cap;
-	uint32_t h = ep_hash(ai->key, a, port) & (cap - 1);
+	uint32_t h = ep_hash(a, port) & (cap - 1);
 
 	while (slots[h] && !ep_is(&ann[rep[slots[h] - 1]], a, port)) {
 		h = (h + 1) & (cap - 1);
@@ -352,7 +351,6 @@ static void ann_index_build(const struct eng_result *r, struct ann_index *ai)
 		free(raw);
 		return;
 	}
-	ai->key = sn_hash_key();
 	ai->cap = 16;
 	while (ai->cap < 2 * n) {
 		ai->cap *= 2;

@@ -36,7 +36,6 @@
 #include "sipnab/sdp.h"
 #include "sipnab/sip_msg.h"
 #include "sipnab/sn_arena.h"
-#include "sipnab/sn_hash.h"
 
 #include "eng_int.h"
 
@@ -410,7 +409,6 @@ struct eng *eng_new(const struct eng_config *cfg)
 		e->cfg.rtp_heuristic = true;
 	}
 	eng_stats_init(&e->st);
-	e->hash_key = sn_hash_key();
 	e->dec = cap_decoder_new(NULL);
 	e->tcp = cap_tcp_new(NULL, tcp_data, ws_msg_free, e);
 	e->sctp = cap_sctp_reasm_new(SCTP_REASM_MAX);

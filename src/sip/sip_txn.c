@@ -260,7 +260,8 @@ static uint64_t ascii_lower8(uint64_t w)
 	return w | (upper >> 2);
 }
 
-static uint64_t hash_slice(uint64_t h, struct sn_slice s, bool lower)
+/* sn_hash_bytes() of @p s with A-Z taken as a-z. */
+static uint64_t hash_lower(uint64_t h, struct sn_slice s)
 {
 	const uint8_t *p = s.ptr;
 	uint32_t n = s.len;
@@ -268,24 +269,19 @@ static uint64_t hash_slice(uint64_t h, struct sn_slice s, bool lower)
 
 	for (; n >= 8; p += 8, n -= 8) {
 		memcpy(&w, p, 8);
-		h = sn_hash_step(h, lower ? ascii_lower8(w) : w);
+		h = sn_hash_step(h, ascii_lower8(w));
 	}
 	if (n) {
 		w = 0;
 		memcpy(&w, p, n);
-		h = sn_hash_step(h, lower ? ascii_lower8(w) : w);
+		h = sn_hash_step(h, ascii_lower8(w));
 	}
-	return sn_hash_step(h, (uint64_t)s.len | (1ULL << 63)); /* field separator */
+	return sn_hash_step(h, (uint64_t)s.len | (1ULL << 63)); /* as sn_hash_bytes() ends */
 }
 
 static uint64_t hash_bytes(uint64_t h, struct sn_slice s)
 {
-	return hash_slice(h, s, false);
-}
-
-static uint64_t hash_lower(uint64_t h, struct sn_slice s)
-{
-	return hash_slice(h, s, true);
+	return sn_hash_bytes(h, s.ptr, s.len);
 }
 
 static uint64_t hash_u32(uint64_t h, uint32_t v)
