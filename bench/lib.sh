@@ -138,7 +138,9 @@ bench_row_once() { # I OUT ERR
 
 # bench_run_rows: a warm-up per row, then the interleaved rounds (see the top of this file).
 # Sets for row I: BR_MED[I] BR_MIN[I] BR_MAX[I] (s), BR_RSS[I] (median, KiB), or BR_FAIL[I]
-# (why it failed, when it was not fatal). The warm-up's stdout stays in $BENCH_TMP/warm.I.out.
+# (why it failed, when it was not fatal). After a row's warm-up succeeds, a function
+# bench_row_warmed, when the script defines one, is called with I and the file holding the
+# warm-up's stdout (a sipnab report can weigh 50 MB), which is removed afterwards.
 bench_run_rows() {
 	local i r maxr=0 msg
 	local -a walls=() rss=()
@@ -153,7 +155,10 @@ bench_run_rows() {
 			[ "${BR_FATAL[$i]}" = 1 ] && bench_die "${BR_LABEL[$i]} failed: $msg" 1
 			BR_FAIL[i]=$msg
 			echo "warning: ${BR_LABEL[$i]} failed: $msg" >&2
+		elif declare -F bench_row_warmed >/dev/null; then
+			bench_row_warmed "$i" "$BENCH_TMP/warm.$i.out"
 		fi
+		rm -f "$BENCH_TMP/warm.$i.out"
 	done
 	for ((r = 1; r <= maxr; r++)); do
 		printf '  run %d:' "$r" >&2

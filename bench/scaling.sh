@@ -76,8 +76,8 @@ CLIST=(${CORES//,/ })
 for c in "${CLIST[@]}"; do
 	bench_row "sipnab --cores $c" "c$c" "$RUNS" 1 "$BIN" -N -I "$PCAP" --report=json --cores "$c"
 done
+bench_row_warmed() { [ "$1" != 0 ] || bench_check_packets "$2" "$PACKETS"; }
 bench_run_rows
-bench_check_packets "$BENCH_TMP/warm.0.out" "$PACKETS"
 ROWS=()
 for i in "${!CLIST[@]}"; do
 	ROWS+=("| ${CLIST[$i]} | $(bench_s "${BR_MED[$i]}") | $(bench_s "${BR_MIN[$i]}") | $(bench_s "${BR_MAX[$i]}") | $(bench_pps "$PACKETS" "${BR_MED[$i]}") | $(bench_ratio "${BR_MED[0]}" "${BR_MED[$i]}") | $(bench_mib "${BR_RSS[$i]}") |")
