@@ -194,6 +194,20 @@ static uint32_t host_hash4(uint32_t src, uint32_t dst)
 	return cap_record_host_hash(&rec);
 }
 
+static uint32_t host_hash6(const uint8_t *src, const uint8_t *dst)
+{
+	struct pb pb = {0};
+	struct cap_record rec;
+	uint32_t ip;
+
+	put_eth(&pb, 0x86dd);
+	ip = ipv6_begin(&pb, 17, src, dst);
+	pb_zero(&pb, 8);
+	ipv6_end(&pb, ip);
+	rec = make_rec(&pb, CAP_LINK_ETHERNET, 0);
+	return cap_record_host_hash(&rec);
+}
+
 START_TEST(test_cap_decode_host_hash_is_symmetric_and_spreads_over_workers)
 {
 	uint32_t buckets2[2] = {0}, buckets4[4] = {0};
@@ -216,6 +230,34 @@ START_TEST(test_cap_decode_host_hash_is_symmetric_and_spreads_over_workers)
 	for (int i = 0; i < 4; i++) {
 		ck_assert_uint_gt(buckets4[i], 180);
 	}
+	/* IPv6: every byte of both addresses counts, and the direction does not */
+	memset(buckets2, 0, sizeof(buckets2));
+	uint32_t seen[1000];
+	uint32_t distinct = 0;
+	for (uint32_t i = 0; i < 1000; i++) {
+		uint8_t a[16] = {0x20, 0x01, 0x0d, 0xb8}, b[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1};
+		uint32_t h;
+
+		a[4 + i % 12] = (uint8_t)(1 + i / 12); /* one byte differs, anywhere past the prefix */
+		b[15] = (uint8_t)(i % 5);
+		h = host_hash6(a, b);
+		ck_assert_uint_ne(h, 0);
+		ck_assert_uint_eq(h, host_hash6(b, a));
+		buckets2[h % 2]++;
+		seen[i] = h;
+	}
+	for (int i = 0; i < 2; i++) {
+		ck_assert_uint_gt(buckets2[i], 400);
+	}
+	for (uint32_t i = 0; i < 1000; i++) {
+		bool dup = false;
+
+		for (uint32_t j = 0; j < i && !dup; j++) {
+			dup = seen[j] == seen[i];
+		}
+		distinct += !dup;
+	}
+	ck_assert_uint_ge(distinct, 990); /* 1,000 different pairs */
 	/* not IP: key 0 */
 	put_eth(&pb, 0x0806);
 	pb_zero(&pb, 28);

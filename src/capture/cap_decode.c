@@ -661,47 +661,40 @@ enum sn_status cap_decoder_run(struct cap_decoder *d, const struct cap_record *r
 
 /* ---- shard key ---- */
 
-/* An address of @p n bytes (4 or 16) folded to 32 bits, four bytes a step: every record of a
- * split or sharded read is hashed, and the byte-wise FNV this replaces was a tenth of the
- * sharded reader's instructions. */
-static uint32_t hash_addr(const uint8_t *p, uint32_t n)
+/*
+ * Unordered pair of the addresses of the IP header at p (0 when not IP or too short). Every
+ * record of a split or sharded read is hashed, so the pair is hashed with one 64x64->128-bit
+ * multiply of its smaller and larger address (an IPv6 address folded to 64 bits first) and the
+ * two halves of the product folded together: symmetric, as both directions must give the same
+ * key, and every bit of the result (so any modulus the caller takes) depends on both
+ * addresses. Not keyed: it picks a thread, not a bucket to walk.
+ */
+static inline uint32_t ip_pair_hash(const uint8_t *p, uint32_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull;
-
-	for (uint32_t i = 0; i < n; i += 4) {
-		uint32_t w;
-
-		memcpy(&w, p + i, 4);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	return (uint32_t)h;
-}
-
-/* Unordered pair of the addresses of the IP header at p (0 when not IP or too short). */
-static uint32_t ip_pair_hash(const uint8_t *p, uint32_t n)
-{
-	uint32_t a, b;
+	uint64_t a, b;
 
 	if (n >= 20 && (p[0] >> 4) == 4) {
-		a = hash_addr(p + 12, 4);
-		b = hash_addr(p + 16, 4);
+		uint32_t x, y;
+
+		memcpy(&x, p + 12, 4);
+		memcpy(&y, p + 16, 4);
+		a = x;
+		b = y;
 	} else if (n >= 40 && (p[0] >> 4) == 6) {
-		a = hash_addr(p + 8, 16);
-		b = hash_addr(p + 24, 16);
+		uint64_t x[4];
+
+		memcpy(x, p + 8, sizeof(x));
+		a = x[0] ^ ((x[1] << 29) | (x[1] >> 35));
+		b = x[2] ^ ((x[3] << 29) | (x[3] >> 35));
 	} else {
 		return 0;
 	}
-	uint32_t h = (a ^ b) + (a < b ? a : b) * 0x9e3779b9u;
+	unsigned __int128 m = (unsigned __int128)((a < b ? a : b) ^ 0x9e3779b97f4a7c15ull) *
+			      ((a < b ? b : a) ^ 0xff51afd7ed558ccdull);
+	uint64_t h = (uint64_t)m ^ (uint64_t)(m >> 64);
+	uint32_t r = (uint32_t)(h ^ (h >> 32));
 
-	/* symmetric: both directions give the same key. Mix so that every bit (and so any
-	 * modulus taken by the caller) depends on both addresses; never 0 for IP. */
-	h ^= h >> 16;
-	h *= 0x7feb352du;
-	h ^= h >> 15;
-	h *= 0x846ca68bu;
-	h ^= h >> 16;
-	return h ? h : 1u;
+	return r ? r : 1u;
 }
 
 uint32_t cap_record_host_hash(const struct cap_record *rec)
@@ -748,6 +741,9 @@ uint32_t cap_record_host_hash(const struct cap_record *rec)
 		return ip_pair_hash(p, n);
 	default:
 		return 0;
+	}
+	if (type == ETH_IPV4 || type == ETH_IPV6) {
+		return ip_pair_hash(p, n); /* untagged: most records */
 	}
 	while ((type == ETH_VLAN || type == ETH_QINQ || type == ETH_Q9100) && n >= 4 &&
 	       ++guard <= DECODE_MAX_VLAN_TAGS) {
