@@ -63,14 +63,14 @@ void ana_ladder_init(struct ana_ladder *l, const struct eng_result *r, const str
 		     uint32_t col_width)
 {
 	uint32_t w = ANA_LADDER_COL_MIN;
-	int64_t t0 = c->msg_count ? r->msgs[c->msgs[0]].ts_ns : 0;
+	int64_t t0 = c->msg_count ? r->msgs[c->msgs[0]]->ts_ns : 0;
 
 	memset(l, 0, sizeof(*l));
 	/* at most two new endpoints per message */
 	l->cols = sn_xcalloc(2u * c->msg_count + 1u, sizeof(*l->cols));
 	l->arrows = sn_xcalloc(c->msg_count + 1u, sizeof(*l->arrows));
 	for (uint32_t i = 0; i < c->msg_count; i++) {
-		const struct eng_msg *m = &r->msgs[c->msgs[i]];
+		const struct eng_msg *m = r->msgs[c->msgs[i]];
 		struct ana_ladder_arrow *a = &l->arrows[l->arrow_count++];
 
 		a->msg = c->msgs[i];

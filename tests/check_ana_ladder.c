@@ -16,6 +16,7 @@
 static struct eng_result res;
 static struct eng_call call;
 static struct eng_msg msgs[8];
+static struct eng_msg *order[8]; /* res.msgs */
 static uint32_t idx[8];
 static struct eng_sdp_media media;
 
@@ -40,6 +41,7 @@ static void add(uint8_t from, uint8_t to, int64_t t_ms, const char *method, uint
 	m->reason = reason;
 	m->media_count = sdp;
 	m->media = sdp ? &media : NULL;
+	order[res.msg_count] = m;
 	idx[call.msg_count++] = res.msg_count++;
 }
 
@@ -48,7 +50,7 @@ static void setup(void)
 {
 	memset(&res, 0, sizeof(res));
 	memset(&call, 0, sizeof(call));
-	res.msgs = msgs;
+	res.msgs = order;
 	call.msgs = idx;
 	add(1, 5, 0, "INVITE", 0, "", true);
 	add(5, 9, 2, "INVITE", 0, "", true);

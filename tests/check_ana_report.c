@@ -23,6 +23,7 @@
 struct fixture {
 	struct eng_result r;
 	struct eng_msg msgs[32];
+	struct eng_msg *order[32]; /* r.msgs */
 	struct eng_call calls[4];
 	struct eng_stream streams[5];
 	struct rtcp_summary rtcp3; /* the RTCP summary of streams[3] */
@@ -60,6 +61,7 @@ static void add_msg(uint32_t call, int64_t t_ms, bool a_to_b, bool req, const ch
 	m->media = sdp ? &fx.media : NULL;
 	m->retransmission = retrans;
 	m->call = (int32_t)call;
+	fx.order[fx.r.msg_count] = m;
 	fx.call_msgs[call][c->msg_count++] = fx.r.msg_count++;
 	c->messages++;
 	c->retransmissions += retrans;
@@ -122,7 +124,7 @@ static void fixture_setup(void)
 	struct eng_call *c;
 
 	memset(&fx, 0, sizeof(fx));
-	fx.r.msgs = fx.msgs;
+	fx.r.msgs = fx.order;
 	fx.r.calls = fx.calls;
 	fx.r.streams = fx.streams;
 	fx.r.call_count = 4;

@@ -154,7 +154,7 @@ static void run_and_check(const char *path, uint32_t cores, bool transient, bool
 	r = eng_run(m, &cfg, NULL, NULL);
 	ck_assert_uint_eq(r->msg_count, MSGS);
 	for (uint32_t i = 1; i < r->msg_count; i++) {
-		const struct eng_msg *a = &r->msgs[i - 1], *b = &r->msgs[i];
+		const struct eng_msg *a = r->msgs[i - 1], *b = r->msgs[i];
 
 		/* one message per record here: the offsets alone order them */
 		if (!(a->ts_ns <= b->ts_ns && a->offset < b->offset)) {
@@ -163,7 +163,7 @@ static void run_and_check(const char *path, uint32_t cores, bool transient, bool
 		}
 	}
 	for (uint32_t i = 0; i < r->msg_count; i++) {
-		const struct eng_msg *msg = &r->msgs[i];
+		const struct eng_msg *msg = r->msgs[i];
 		char want[64];
 
 		snprintf(want, sizeof(want), "Call-ID: %s\r\n", msg->call_id);
@@ -179,7 +179,7 @@ static void run_and_check(const char *path, uint32_t cores, bool transient, bool
 			      "message %u bytes are not its own (%s)", i, msg->call_id);
 	}
 	for (uint32_t i = 0; i < r->msg_count; i++) {
-		seen_last += strcmp(r->msgs[i].call_id, "opt-39999@10.0.0.1") == 0;
+		seen_last += strcmp(r->msgs[i]->call_id, "opt-39999@10.0.0.1") == 0;
 	}
 	ck_assert_uint_eq(seen_last, 1);
 	eng_result_free(r);

@@ -144,8 +144,10 @@ struct eng_call {
 
 struct eng_result {
 	struct eng_stats stats;
-	struct eng_msg *msgs;       /* sorted by time */
+	struct eng_msg **msgs;      /* sorted by time: each points into one of msg_store */
 	uint32_t msg_count;
+	struct eng_msg **msg_store; /* the workers' message arrays, owned (msg_store_count) */
+	size_t msg_store_count;
 	struct eng_call *calls;     /* sorted by first message time, then Call-ID */
 	uint32_t call_count;
 	struct eng_stream *streams; /* sorted by first packet, then src, dst, SSRC */

@@ -3,8 +3,9 @@
  *
  * Steps (eng_result_build()):
  *   1. sum the workers' counters; drop the messages of calls evicted by rotation; move their
- *      kept message data (the keep arenas) into the result;
- *   2. sort every SIP message by (time, input file, record offset, message number in record);
+ *      kept message data (the keep arenas) and their message arrays into the result;
+ *   2. order every SIP message by (time, input file, record offset, message number in record)
+ *      (r->msgs: pointers into the workers' arrays);
  *   3. reconstruct calls from the sorted messages (eng_call.c);
  *   4. turn candidate RTP flows into streams: tie each to the SDP endpoints that announced it
  *      (either side's offer/answer, the latest announcement before its first packet, and every
@@ -107,17 +108,19 @@ void eng_msgs_sort(struct eng *e)
 }
 
 /*
- * Merge the workers' sorted messages into r->msgs: the same order as sorting them all (the
- * key is unique: a record reaches one worker), in one pass instead of a copy and a sort.
- * With several workers the output is cut into as many parts, one per thread: part t holds
- * the messages from pivot t to pivot t+1, pivots taken at even ranks of the longest worker's
- * array, and each worker's share of a part found by binary search. Every part is a k-way
- * merge of its own ranges into its own stretch of r->msgs, so the parts are independent and
- * the order is the same for any number of parts. (The stretch is new memory: most of a
- * serial merge's time was its page faults, which the parts now take in parallel.)
+ * The result's message order: r->msgs[k] points to the k-th message of the order of sorting
+ * every worker's messages together (the key is unique: a record reaches one worker). The
+ * messages stay where their workers wrote them; the arrays move into r->msg_store. With one
+ * worker r->msgs is its array in order. With several, the order is a merge of their sorted
+ * arrays, cut into as many parts as threads: part t holds the messages from pivot t to pivot
+ * t+1, pivots taken at even ranks of the longest worker's array, and each worker's share of a
+ * part found by binary search. Every part is a k-way merge of its own ranges into its own
+ * stretch of r->msgs, so the parts are independent and the order is the same for any number
+ * of parts. (The merge copied the 216-byte messages into a new array before: at two workers
+ * that was 1,840 fresh pages for c5k's 35,000 messages, whose faults took most of its 3.5 ms;
+ * a pointer is 8 bytes.)
  */
-#define MERGE_PART_MIN 4096u  /* messages per part below which one thread merges */
-#define MERGE_GIVE_BACK 4096u /* messages merged between two give-backs (about 860 KiB) */
+#define MERGE_PART_MIN 4096u /* messages per part below which one thread merges */
 
 struct merge_job {
 	struct eng_result *r;
@@ -150,25 +153,16 @@ static void merge_part(void *ctx, uint32_t t)
 	const uint32_t *lo = j->cut + (size_t)t * j->count;
 	const uint32_t *hi = lo + j->count;
 	uint32_t *pos = sn_xcalloc(j->count + 1, sizeof(*pos));
-	uint32_t *done = sn_xcalloc(j->count + 1, sizeof(*done)); /* given back up to here */
+	struct eng_msg **out = j->r->msgs + j->base[t];
 	uint32_t total = 0;
 
 	for (size_t i = 0; i < j->count; i++) {
 		pos[i] = lo[i];
-		done[i] = lo[i];
 		total += hi[i] - lo[i];
 	}
-
 	for (uint32_t k = 0; k < total; k++) {
 		size_t best = SIZE_MAX;
 
-		if (k % MERGE_GIVE_BACK == 0) {
-			/* the next stretch of the new array in one call rather than a fault per
-			 * page; a step at a time, as the merged input is given back */
-			sn_mem_populate(&j->r->msgs[j->base[t] + k],
-					(size_t)SN_MIN(MERGE_GIVE_BACK, total - k) *
-						sizeof(*j->r->msgs));
-		}
 		for (size_t i = 0; i < j->count; i++) {
 			if (pos[i] < hi[i] &&
 			    (best == SIZE_MAX || msg_cmp(&j->engines[i]->msgs[pos[i]],
@@ -176,60 +170,61 @@ static void merge_part(void *ctx, uint32_t t)
 				best = i;
 			}
 		}
-		j->r->msgs[j->base[t] + k] = j->engines[best]->msgs[pos[best]++];
-		if (k % MERGE_GIVE_BACK == MERGE_GIVE_BACK - 1) {
-			/* what is merged is not read again: the copy takes its place in memory
-			 * instead of doubling it (the workers' arrays are freed at the end) */
-			for (size_t i = 0; i < j->count; i++) {
-				sn_mem_release(&j->engines[i]->msgs[done[i]],
-					       (size_t)(pos[i] - done[i]) * sizeof(struct eng_msg));
-				done[i] = pos[i];
-			}
-		}
+		out[k] = &j->engines[best]->msgs[pos[best]++];
 	}
 	free(pos);
-	free(done);
 }
 
-static void merge_msgs(struct eng_result *r, struct eng *const *engines, size_t count,
+static void order_msgs(struct eng_result *r, struct eng *const *engines, size_t count,
 		       uint32_t total)
 {
 	struct merge_job j = {r, engines, count, NULL, NULL};
 	uint32_t parts = (uint32_t)SN_MAX((size_t)1, SN_MIN(count, (size_t)(total / MERGE_PART_MIN)));
 	size_t big = 0;
 
-	for (size_t i = 1; i < count; i++) {
-		if (engines[i]->msg_count > engines[big]->msg_count) {
-			big = i;
-		}
-	}
-	j.cut = sn_xcalloc((parts + 1) * count, sizeof(*j.cut));
-	j.base = sn_xcalloc(parts + 1, sizeof(*j.base));
-	for (uint32_t t = 1; t <= parts; t++) {
-		uint32_t *cut = j.cut + (size_t)t * count;
-
-		for (size_t i = 0; i < count; i++) {
-			if (t == parts) {
-				cut[i] = engines[i]->msg_count;
-			} else {
-				const struct eng *e = engines[big];
-				/* a pivot of the longest array; the pivots rise with t, so the
-				 * cuts do too */
-				uint64_t at = (uint64_t)e->msg_count * t / parts;
-
-				cut[i] = msg_lower(engines[i], &e->msgs[at]);
-			}
-			j.base[t] += cut[i];
-		}
-	}
 	r->msgs = sn_xmalloc((total + 1u) * sizeof(*r->msgs));
-	eng_par_run(parts, merge_part, &j);
 	r->msg_count = total;
+	if (count <= 1) {
+		for (uint32_t k = 0; k < total; k++) {
+			r->msgs[k] = &engines[0]->msgs[k];
+		}
+	} else {
+		for (size_t i = 1; i < count; i++) {
+			if (engines[i]->msg_count > engines[big]->msg_count) {
+				big = i;
+			}
+		}
+		j.cut = sn_xcalloc((parts + 1) * count, sizeof(*j.cut));
+		j.base = sn_xcalloc(parts + 1, sizeof(*j.base));
+		for (uint32_t t = 1; t <= parts; t++) {
+			uint32_t *cut = j.cut + (size_t)t * count;
+
+			for (size_t i = 0; i < count; i++) {
+				if (t == parts) {
+					cut[i] = engines[i]->msg_count;
+				} else {
+					const struct eng *e = engines[big];
+					/* a pivot of the longest array; the pivots rise with t, so
+					 * the cuts do too */
+					uint64_t at = (uint64_t)e->msg_count * t / parts;
+
+					cut[i] = msg_lower(engines[i], &e->msgs[at]);
+				}
+				j.base[t] += cut[i];
+			}
+		}
+		eng_par_run(parts, merge_part, &j);
+		free(j.cut);
+		free(j.base);
+	}
+	/* the arrays move into the result; the workers keep nothing of them */
+	r->msg_store = sn_xcalloc(count + 1, sizeof(*r->msg_store));
+	r->msg_store_count = count;
 	for (size_t i = 0; i < count; i++) {
+		r->msg_store[i] = engines[i]->msgs;
+		engines[i]->msgs = NULL;
 		eng_msgs_free(engines[i]);
 	}
-	free(j.cut);
-	free(j.base);
 }
 
 /* ---- SDP announcements ---- */
@@ -240,7 +235,7 @@ struct announce {
 	uint8_t media;  /* index into the message's media */
 	int64_t ts_ns;
 	uint32_t msg;   /* index into r->msgs */
-	int32_t call;   /* the message's call (r->msgs[msg].call), -1 if none */
+	int32_t call;   /* the message's call (r->msgs[msg]->call), -1 if none */
 	int64_t call_end; /* that call's end_ns (-1: not seen to end) */
 };
 
@@ -324,7 +319,7 @@ static void ann_index_build(const struct eng_result *r, struct ann_index *ai)
 
 	memset(ai, 0, sizeof(*ai));
 	for (uint32_t i = 0; i < r->msg_count; i++) {
-		const struct eng_msg *m = &r->msgs[i];
+		const struct eng_msg *m = r->msgs[i];
 		for (uint8_t j = 0; j < m->media_count; j++) {
 			const struct eng_sdp_media *md = &m->media[j];
 			if (!md->rtp || md->port == 0 || md->addr.family == 0 || m->retransmission) {
@@ -770,8 +765,8 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 			}
 			if (a) {
 				s->announced = true;
-				md = &r->msgs[a->msg].media[a->media];
-				s->call = r->msgs[a->msg].call;
+				md = &r->msgs[a->msg]->media[a->media];
+				s->call = r->msgs[a->msg]->call;
 			} else if (!heuristic || !heuristic_ok(f)) {
 				continue;
 			}
@@ -847,20 +842,12 @@ struct eng_result *eng_result_build(struct eng *const *engines, size_t count)
 		eng_stats_merge(&r->stats, eng_stats(engines[i]));
 		total += engines[i]->msg_count;
 	}
-	/* the summaries move into the result: each worker's array is freed as soon as it is
-	 * merged, so they are never held twice; the workers sorted their own (eng_finish()) */
+	/* the workers' message arrays move into the result (order_msgs()); they sorted their
+	 * own (eng_finish()) */
 	for (size_t i = 0; i < count; i++) {
 		eng_msgs_sort(engines[i]);
 	}
-	if (count == 1 && engines[0]->msgs) {
-		/* one worker: take its array as it is */
-		r->msgs = engines[0]->msgs;
-		r->msg_count = engines[0]->msg_count;
-		engines[0]->msgs = NULL;
-		engines[0]->msg_count = 0;
-	} else {
-		merge_msgs(r, engines, count, total);
-	}
+	order_msgs(r, engines, count, total);
 	eng_calls_build(r, invite_only, (uint32_t)count);
 	build_streams(r, engines, count, heuristic);
 	r->stats.other_packets = r->stats.packets - r->stats.sip_packets - r->stats.rtp_packets -
@@ -894,6 +881,10 @@ void eng_result_free(struct eng_result *r)
 	free(r->keep);
 	free(r->calls);
 	free(r->streams);
+	for (size_t i = 0; i < r->msg_store_count; i++) {
+		free(r->msg_store[i]);
+	}
+	free(r->msg_store);
 	free(r->msgs);
 	sn_arena_cleanup(&r->arena);
 	free(r);
