@@ -143,17 +143,18 @@ done
 bench_row_warmed() { [ "$1" != "$SIPNAB1" ] || bench_check_packets "$2" "$PACKETS"; }
 bench_run_rows
 S1=${BR_MED[$SIPNAB1]}
-echo "| tool | what it reconstructs | runs | median s | pkts/s | tool s / sipnab(1 core) s | peak RSS MiB |"
-echo "|---|---|---:|---:|---:|---:|---:|"
+echo "| tool | what it reconstructs | runs | median s | pkts/s | tool s / sipnab(1 core) s | paired ratio | peak RSS MiB |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
 for i in "${!LABELS[@]}"; do
 	if [ -n "${BR_FAIL[$i]:-}" ]; then
-		echo "| ${LABELS[$i]} | ${WHATS[$i]} | ${NRUNS[$i]} | failed | | | |"
+		echo "| ${LABELS[$i]} | ${WHATS[$i]} | ${NRUNS[$i]} | failed | | | | |"
 	else
-		echo "| ${LABELS[$i]} | ${WHATS[$i]} | ${NRUNS[$i]} | $(bench_s "${BR_MED[$i]}") | $(bench_pps "$PACKETS" "${BR_MED[$i]}") | $(bench_ratio "${BR_MED[$i]}" "$S1") | $(bench_mib "${BR_RSS[$i]}") |"
+		echo "| ${LABELS[$i]} | ${WHATS[$i]} | ${NRUNS[$i]} | $(bench_s "${BR_MED[$i]}") | $(bench_pps "$PACKETS" "${BR_MED[$i]}") | $(bench_ratio "${BR_MED[$i]}" "$S1") | $(bench_paired "$i" "$SIPNAB1") | $(bench_mib "${BR_RSS[$i]}") |"
 	fi
 done
 echo
 echo "pkts/s = PACKETS / median s. Ratio = this tool's median s / sipnab --cores 1 median s:"
-echo "how many times faster sipnab on one core is (below 1: the tool is faster)."
+echo "how many times faster sipnab on one core is (below 1: the tool is faster). Paired ratio = the"
+echo "median over the rounds both ran in of (this tool's run / sipnab --cores 1's run in that round)."
 for i in "${!BR_FAIL[@]}"; do echo "- ${LABELS[$i]} failed: ${BR_FAIL[$i]}"; done
 bench_host_end

@@ -6,6 +6,8 @@
 #   * one discarded warm-up run per row (faults in the binary and its libraries),
 #   * then rounds of one timed run per row, interleaved (run r of every row before run r+1 of
 #     any), never two at once, so a slow spell of a shared machine falls on every row alike;
+#     odd rounds take the rows in order, even rounds in reverse, so no row always runs right
+#     after the same one;
 #   * each run: stdin </dev/null, stdout to /dev/null (the warm-up's stdout is kept for a
 #     sanity check), stderr to a log file; GNU time writes '%e %M' with -o to its own file,
 #     so it never mixes with the program's stderr;
@@ -14,7 +16,11 @@
 #     itself); GNU time's own %e has only 10 ms resolution, so it is logged for cross-checking
 #     but not used in the tables;
 #   * peak RSS = GNU time's %M (KiB, maximum resident set size of the program);
-#   * median, min and max over a row's timed runs.
+#   * median, min and max over a row's timed runs;
+#   * a paired ratio of two rows (bench_paired): the median, over the rounds both ran in, of
+#     the ratio of their two runs of that round. Each pair ran seconds apart, so it cancels a
+#     machine whose speed drifts from minute to minute (a shared VM: a busy loop alone has
+#     taken from 0.36 s to 0.64 s within one hour here), which a ratio of medians does not.
 
 export LC_ALL=C
 BENCH_TIME=/usr/bin/time
@@ -137,14 +143,16 @@ bench_row_once() { # I OUT ERR
 }
 
 # bench_run_rows: a warm-up per row, then the interleaved rounds (see the top of this file).
-# Sets for row I: BR_MED[I] BR_MIN[I] BR_MAX[I] (s), BR_RSS[I] (median, KiB), or BR_FAIL[I]
+# Sets for row I: BR_MED[I] BR_MIN[I] BR_MAX[I] (s), BR_RSS[I] (median, KiB), BR_WALL[I,R]
+# (s, round R, for bench_paired), or BR_FAIL[I]
 # (why it failed, when it was not fatal). After a row's warm-up succeeds, a function
 # bench_row_warmed, when the script defines one, is called with I and the file holding the
 # warm-up's stdout (a sipnab report can weigh 50 MB), which is removed afterwards.
 bench_run_rows() {
-	local i r maxr=0 msg
+	local i r maxr=0 msg order
 	local -a walls=() rss=()
 	BR_MED=() BR_MIN=() BR_MAX=() BR_RSS=() BR_FAIL=()
+	declare -gA BR_WALL=()
 	for i in "${!BR_LABEL[@]}"; do
 		[ "${BR_RUNS[$i]}" -gt "$maxr" ] && maxr=${BR_RUNS[$i]}
 		printf '  %-28s warm-up\n' "${BR_LABEL[$i]}" >&2
@@ -162,7 +170,9 @@ bench_run_rows() {
 	done
 	for ((r = 1; r <= maxr; r++)); do
 		printf '  run %d:' "$r" >&2
-		for i in "${!BR_LABEL[@]}"; do
+		order=${!BR_LABEL[*]}
+		((r % 2)) || order=$(printf '%s\n' $order | tac | tr '\n' ' ')
+		for i in $order; do
 			[ -z "${BR_FAIL[$i]:-}" ] && [ "$r" -le "${BR_RUNS[$i]}" ] || continue
 			bench_row_once "$i" /dev/null "$BENCH_TMP/run.$i.err"
 			echo "${BR_LABEL[$i]} $r $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
@@ -175,6 +185,7 @@ bench_run_rows() {
 			fi
 			printf ' %s %.3f' "${BR_SHORT[$i]}" "$RUN_WALL" >&2
 			walls[i]+="$RUN_WALL "
+			BR_WALL[$i,$r]=$RUN_WALL
 			rss[i]+="$RUN_RSS "
 		done
 		echo >&2
@@ -184,6 +195,20 @@ bench_run_rows() {
 		read -r BR_MED[i] BR_MIN[i] BR_MAX[i] <<<"$(bench_stats ${walls[$i]})"
 		read -r BR_RSS[i] _ _ <<<"$(bench_stats ${rss[$i]})"
 	done
+}
+
+# bench_paired A B: the median over the rounds in which rows A and B both ran of
+# (A's wall / B's wall) that round, two decimals; n/a when they share no round.
+bench_paired() {
+	local r ratios=()
+	for ((r = 1; ; r++)); do
+		[ -n "${BR_WALL[$1,$r]:-}${BR_WALL[$2,$r]:-}" ] || break
+		[ -n "${BR_WALL[$1,$r]:-}" ] && [ -n "${BR_WALL[$2,$r]:-}" ] || continue
+		ratios+=("$(awk -v a="${BR_WALL[$1,$r]}" -v b="${BR_WALL[$2,$r]}" 'BEGIN { if (b > 0) printf "%.6f", a / b }')")
+	done
+	[ ${#ratios[@]} -gt 0 ] || { echo n/a; return; }
+	read -r med _ _ <<<"$(bench_stats "${ratios[@]}")"
+	awk -v x="$med" 'BEGIN { printf "%.2f", x }'
 }
 
 # bench_stats V...: prints "median min max" (median of an even count = mean of the middle two).

@@ -80,14 +80,15 @@ bench_row_warmed() { [ "$1" != 0 ] || bench_check_packets "$2" "$PACKETS"; }
 bench_run_rows
 ROWS=()
 for i in "${!CLIST[@]}"; do
-	ROWS+=("| ${CLIST[$i]} | $(bench_s "${BR_MED[$i]}") | $(bench_s "${BR_MIN[$i]}") | $(bench_s "${BR_MAX[$i]}") | $(bench_pps "$PACKETS" "${BR_MED[$i]}") | $(bench_ratio "${BR_MED[0]}" "${BR_MED[$i]}") | $(bench_mib "${BR_RSS[$i]}") |")
+	ROWS+=("| ${CLIST[$i]} | $(bench_s "${BR_MED[$i]}") | $(bench_s "${BR_MIN[$i]}") | $(bench_s "${BR_MAX[$i]}") | $(bench_pps "$PACKETS" "${BR_MED[$i]}") | $(bench_ratio "${BR_MED[0]}" "${BR_MED[$i]}") | $(bench_paired 0 "$i") | $(bench_mib "${BR_RSS[$i]}") |")
 done
 
-echo "| cores | median s | min s | max s | pkts/s | speed-up vs first row | peak RSS MiB (median) |"
-echo "|---:|---:|---:|---:|---:|---:|---:|"
+echo "| cores | median s | min s | max s | pkts/s | speed-up vs first row | paired speed-up | peak RSS MiB (median) |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${ROWS[@]}"
 echo
-echo "pkts/s = PACKETS / median s; speed-up = first row's median s / this row's median s."
+echo "pkts/s = PACKETS / median s; speed-up = first row's median s / this row's median s;"
+echo "paired speed-up = the median over the rounds of (first row's run / this row's run in that round)."
 if [ "$(nproc)" -lt "$(printf '%s\n' ${CORES//,/ } | sort -n | tail -n 1)" ]; then
 	echo "Note: rows with more cores than nproc ($(nproc)) oversubscribe the CPUs."
 fi

@@ -24,6 +24,10 @@ rows() {
 	grep '^| ' "$1" | grep -v '^| cores \|^| tool \|^| calls \|^|---'
 }
 
+# bench_paired: the median of the per-round ratios (here 3, 1 and 2), not the ratio of the
+# medians (1 / 1); n/a for rows that share no round (row 2 ran only in round 4)
+expect_eq "lib.sh: bench_paired" "$(bash -c '. "$1/lib.sh"; declare -A BR_WALL=([0,1]=3 [1,1]=1 [0,2]=1 [1,2]=1 [0,3]=1 [1,3]=0.5 [2,4]=1); echo "$(bench_paired 0 1) $(bench_paired 0 2)"' _ "$B")" "2.00 n/a"
+
 # scaling.sh: a row per core count, interleaved runs, the page cache line
 bash "$B/scaling.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" 2140 --cores 1,2 --runs 2 \
 	>"$TMPD/scaling.md" 2>"$TMPD/scaling.err"
@@ -31,7 +35,11 @@ expect_eq "scaling.sh: exit status" "$?" 0
 expect_eq "scaling.sh: rows" "$(rows "$TMPD/scaling.md" | cut -d'|' -f2 | tr -d ' ' | tr '\n' ,)" "1,2,"
 expect_eq "scaling.sh: first row's speed-up" "$(rows "$TMPD/scaling.md" | head -1 | cut -d'|' -f7 | tr -d ' ')" "1.00"
 expect_eq "scaling.sh: page cache" "$(grep -c '^- page cache: read back from disk' "$TMPD/scaling.md")" 1
-expect_eq "scaling.sh: interleaved rounds" "$(grep -c '^  run [12]: c1 [0-9.]* c2 [0-9.]*$' "$TMPD/scaling.err")" 2
+expect_eq "scaling.sh: first row's paired speed-up" "$(rows "$TMPD/scaling.md" | head -1 | cut -d'|' -f8 | tr -d ' ')" "1.00"
+expect_eq "scaling.sh: second row's paired speed-up is a ratio" \
+	"$(rows "$TMPD/scaling.md" | sed -n 2p | cut -d'|' -f8 | tr -d ' ' | grep -c '^[0-9][0-9]*\.[0-9][0-9]$')" 1
+# interleaved rounds, the rows in order in odd rounds and in reverse in even ones
+expect_eq "scaling.sh: interleaved rounds" "$(grep -c '^  run 1: c1 [0-9.]* c2 [0-9.]*$' "$TMPD/scaling.err"),$(grep -c '^  run 2: c2 [0-9.]* c1 [0-9.]*$' "$TMPD/scaling.err")" "1,1"
 
 # a wrong packet count is warned about, not fatal; --keep-cache is said
 bash "$B/scaling.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" 999 --cores 1 --runs 1 --keep-cache \
@@ -58,6 +66,8 @@ expect_eq "compare.sh: exit status" "$?" 0
 expect_eq "compare.sh: sipnab --cores 1 row's ratio" \
 	"$(rows "$TMPD/compare.md" | grep '^| sipnab --cores 1 ' | cut -d'|' -f7 | tr -d ' ')" "1.00"
 expect_eq "compare.sh: sipnab rows" "$(rows "$TMPD/compare.md" | grep -c '^| sipnab --cores ')" 2
+expect_eq "compare.sh: sipnab --cores 1 row's paired ratio" \
+	"$(rows "$TMPD/compare.md" | grep '^| sipnab --cores 1 ' | cut -d'|' -f8 | tr -d ' ')" "1.00"
 for peer in sngrep sipgrep tshark; do
 	if command -v "$peer" >/dev/null 2>&1; then
 		n=$(rows "$TMPD/compare.md" | grep -c "^| $peer ")
@@ -72,6 +82,9 @@ if command -v tshark >/dev/null 2>&1; then
 		"$(rows "$TMPD/compare.md" | grep '^| tshark ' | cut -d'|' -f4 | tr -d ' ')" 1
 	expect_eq "compare.sh: round 2 without tshark" \
 		"$(grep '^  run 2:' "$TMPD/compare.err" | grep -c tshark)" 0
+	# paired with sipnab --cores 1 in the one round both ran in
+	expect_eq "compare.sh: tshark's paired ratio" \
+		"$(rows "$TMPD/compare.md" | grep '^| tshark ' | cut -d'|' -f8 | tr -d ' ' | grep -c '^[0-9][0-9]*\.[0-9][0-9]$')" 1
 fi
 
 # sweep.sh: generates the captures once into --dir, a row per (calls, cores), the spread line
