@@ -197,8 +197,9 @@ bench_run_rows() {
 	done
 }
 
-# bench_paired A B: the median over the rounds in which rows A and B both ran of
-# (A's wall / B's wall) that round, two decimals; n/a when they share no round.
+# bench_paired A B [FACTOR]: the median over the rounds in which rows A and B both ran of
+# (A's wall / B's wall) that round, times FACTOR (default 1), two decimals; n/a when they
+# share no round.
 bench_paired() {
 	local r ratios=()
 	for ((r = 1; ; r++)); do
@@ -208,7 +209,7 @@ bench_paired() {
 	done
 	[ ${#ratios[@]} -gt 0 ] || { echo n/a; return; }
 	read -r med _ _ <<<"$(bench_stats "${ratios[@]}")"
-	awk -v x="$med" 'BEGIN { printf "%.2f", x }'
+	awk -v x="$med" -v f="${3:-1}" 'BEGIN { printf "%.2f", x * f }'
 }
 
 # bench_stats V...: prints "median min max" (median of an even count = mean of the middle two).

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # bench/scaling.sh - sipnab's speed and memory against its worker count.
 #
-# usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5] [--keep-cache]
+# usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5] [--keep-cache] [--no-pair]
 #
 # For each core count one discarded warm-up run, then RUNS rounds of one timed run per core
 # count (interleaved, so a slow period of a shared machine hits every row alike) of
 #     BIN -N -I PCAP --report=json --cores N > /dev/null
 # PCAP is first put in the page cache as a file read from disk (bench_cache_file in lib.sh)
 # unless --keep-cache. Wall seconds include start-up; peak RSS comes from GNU time (/usr/bin/time -f '%e %M' -o FILE).
-# Prints a Markdown table: cores | median s | min s | max s | pkts/s | speed-up | peak RSS MiB.
+# With 1 in the core list and nproc >= 2 (unless --no-pair) one more row, "2 x 1 at once": two
+# --cores 1 runs started together, timed until both end; its speed-up (twice the work) is
+# what this machine gives two independent runs, the ceiling of a 2-core speed-up here.
+# Prints a Markdown table: cores | median s | min s | max s | pkts/s | speed-up | paired
+# speed-up | peak RSS MiB.
 # Exit status: 0 ok, 1 a run failed, 2 bad arguments or missing GNU time.
 
 usage() {
 	cat >&2 <<'EOF'
-usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5] [--keep-cache]
+usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5] [--keep-cache] [--no-pair]
   BIN      sipnab binary (e.g. build/sipnab)
   PCAP     capture file (e.g. /tmp/c5k.pcap from: python3 bench/carrier.py --calls 5000 --out /tmp/c5k.pcap)
   PACKETS  packets in PCAP (107 per carrier.py call: 535000 for --calls 5000)
@@ -21,6 +25,8 @@ usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5] [--keep-ca
   --runs N      timed runs per core count after one warm-up; medians are reported (default 5)
   --keep-cache  measure PCAP as the page cache holds it, instead of reading it back from disk
                 first (see bench_cache_file in bench/lib.sh)
+  --no-pair     leave out the row of two --cores 1 runs at once (the machine's ceiling for
+                two independent runs; measured when 1 is in --cores and nproc >= 2)
 EOF
 	exit 2
 }
@@ -31,6 +37,7 @@ BENCH_ME=scaling.sh
 
 CORES=1,2,4,8
 RUNS=5
+PAIR=1
 POS=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -39,6 +46,7 @@ while [ $# -gt 0 ]; do
 	--runs) [ $# -ge 2 ] || bench_die "--runs needs a value" 2; RUNS=$2; shift 2 ;;
 	--runs=*) RUNS=${1#*=}; shift ;;
 	--keep-cache) BENCH_KEEP_CACHE=1; shift ;;
+	--no-pair) PAIR=0; shift ;;
 	-h | --help) usage ;;
 	--) shift; POS+=("$@"); break ;;
 	-*) echo "scaling.sh: unknown option '$1'" >&2; usage ;;
@@ -70,18 +78,35 @@ echo "- commands (stdin </dev/null, stdout >/dev/null):"
 for c in ${CORES//,/ }; do
 	echo "      /usr/bin/time -f '%e %M' -o TIMEFILE $(bench_quote "$BIN" -N -I "$PCAP" --report=json --cores "$c") > /dev/null"
 done
+if [ "$PAIR" = 1 ] && [ "$(nproc)" -ge 2 ] && printf '%s\n' ${CORES//,/ } | grep -qx 1; then
+	echo "      and the same --cores 1 command twice at once (the row \"2 x 1 at once\"), timed until both end"
+fi
 echo
 
 CLIST=(${CORES//,/ })
 for c in "${CLIST[@]}"; do
 	bench_row "sipnab --cores $c" "c$c" "$RUNS" 1 "$BIN" -N -I "$PCAP" --report=json --cores "$c"
 done
+# two --cores 1 runs at once: the row's exit status is 0 only if both succeed
+PAIRED=
+ONE=
+for i in "${!CLIST[@]}"; do [ "${CLIST[$i]}" = 1 ] && [ -z "$ONE" ] && ONE=$i; done
+if [ "$PAIR" = 1 ] && [ -n "$ONE" ] && [ "$(nproc)" -ge 2 ]; then
+	PAIRED=${#CLIST[@]}
+	bench_row "2 x sipnab --cores 1 at once" "2x1" "$RUNS" 1 bash -c \
+		'"$0" "$@" >/dev/null & p=$!; "$0" "$@" >/dev/null; r=$?; wait "$p" || r=1; exit "$r"' \
+		"$BIN" -N -I "$PCAP" --report=json --cores 1
+fi
 bench_row_warmed() { [ "$1" != 0 ] || bench_check_packets "$2" "$PACKETS"; }
 bench_run_rows
 ROWS=()
 for i in "${!CLIST[@]}"; do
 	ROWS+=("| ${CLIST[$i]} | $(bench_s "${BR_MED[$i]}") | $(bench_s "${BR_MIN[$i]}") | $(bench_s "${BR_MAX[$i]}") | $(bench_pps "$PACKETS" "${BR_MED[$i]}") | $(bench_ratio "${BR_MED[0]}" "${BR_MED[$i]}") | $(bench_paired 0 "$i") | $(bench_mib "${BR_RSS[$i]}") |")
 done
+if [ -n "$PAIRED" ]; then
+	i=$PAIRED
+	ROWS+=("| 2 x 1 at once | $(bench_s "${BR_MED[$i]}") | $(bench_s "${BR_MIN[$i]}") | $(bench_s "${BR_MAX[$i]}") | $(bench_pps $((2 * PACKETS)) "${BR_MED[$i]}") | $(bench_ratio "$(awk -v x="${BR_MED[$ONE]}" 'BEGIN { print 2 * x }')" "${BR_MED[$i]}") | $(bench_paired "$ONE" "$i" 2) | $(bench_mib "${BR_RSS[$i]}") |")
+fi
 
 echo "| cores | median s | min s | max s | pkts/s | speed-up vs first row | paired speed-up | peak RSS MiB (median) |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -89,6 +114,12 @@ printf '%s\n' "${ROWS[@]}"
 echo
 echo "pkts/s = PACKETS / median s; speed-up = first row's median s / this row's median s;"
 echo "paired speed-up = the median over the rounds of (first row's run / this row's run in that round)."
+if [ -n "$PAIRED" ]; then
+	echo "2 x 1 at once: two --cores 1 runs started together, timed until both end; pkts/s and both"
+	echo "speed-ups count its twice the work (2 x PACKETS; 2 x the --cores 1 time / its time): what this"
+	echo "machine gives two independent runs at that moment, the ceiling for a 2-core speed-up; its"
+	echo "peak RSS is one run's."
+fi
 if [ "$(nproc)" -lt "$(printf '%s\n' ${CORES//,/ } | sort -n | tail -n 1)" ]; then
 	echo "Note: rows with more cores than nproc ($(nproc)) oversubscribe the CPUs."
 fi

@@ -32,14 +32,25 @@ expect_eq "lib.sh: bench_paired" "$(bash -c '. "$1/lib.sh"; declare -A BR_WALL=(
 bash "$B/scaling.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" 2140 --cores 1,2 --runs 2 \
 	>"$TMPD/scaling.md" 2>"$TMPD/scaling.err"
 expect_eq "scaling.sh: exit status" "$?" 0
-expect_eq "scaling.sh: rows" "$(rows "$TMPD/scaling.md" | cut -d'|' -f2 | tr -d ' ' | tr '\n' ,)" "1,2,"
+# with two CPUs, the row of two --cores 1 runs at once follows
+want="1,2,2x1atonce,"
+[ "$(nproc)" -gt 1 ] || want="1,2,"
+expect_eq "scaling.sh: rows" "$(rows "$TMPD/scaling.md" | cut -d'|' -f2 | tr -d ' ' | tr '\n' ,)" "$want"
 expect_eq "scaling.sh: first row's speed-up" "$(rows "$TMPD/scaling.md" | head -1 | cut -d'|' -f7 | tr -d ' ')" "1.00"
 expect_eq "scaling.sh: page cache" "$(grep -c '^- page cache: read back from disk' "$TMPD/scaling.md")" 1
 expect_eq "scaling.sh: first row's paired speed-up" "$(rows "$TMPD/scaling.md" | head -1 | cut -d'|' -f8 | tr -d ' ')" "1.00"
 expect_eq "scaling.sh: second row's paired speed-up is a ratio" \
 	"$(rows "$TMPD/scaling.md" | sed -n 2p | cut -d'|' -f8 | tr -d ' ' | grep -c '^[0-9][0-9]*\.[0-9][0-9]$')" 1
 # interleaved rounds, the rows in order in odd rounds and in reverse in even ones
-expect_eq "scaling.sh: interleaved rounds" "$(grep -c '^  run 1: c1 [0-9.]* c2 [0-9.]*$' "$TMPD/scaling.err"),$(grep -c '^  run 2: c2 [0-9.]* c1 [0-9.]*$' "$TMPD/scaling.err")" "1,1"
+expect_eq "scaling.sh: interleaved rounds" "$(grep -c '^  run 1: c1 [0-9.]* c2 [0-9.]*\( 2x1 [0-9.]*\)\?$' "$TMPD/scaling.err"),$(grep -c '^  run 2: \(2x1 [0-9.]* \)\?c2 [0-9.]* c1 [0-9.]*$' "$TMPD/scaling.err")" "1,1"
+if [ "$(nproc)" -gt 1 ]; then
+	# twice the work: its pkts/s is 2 x PACKETS over its own median (to the table's rounding)
+	expect_eq "scaling.sh: two runs at once count twice the packets" \
+		"$(rows "$TMPD/scaling.md" | awk -F'|' '$2 ~ /at once/ { gsub(/[ ,]/, "", $6); x = $6 * $3 / (2 * 2140); print (x > 0.9 && x < 1.1) }')" 1
+	bash "$B/scaling.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" 2140 --cores 1 --runs 1 --no-pair \
+		>"$TMPD/nopair.md" 2>/dev/null
+	expect_eq "scaling.sh --no-pair: rows" "$(rows "$TMPD/nopair.md" | cut -d'|' -f2 | tr -d ' ' | tr '\n' ,)" "1,"
+fi
 
 # a wrong packet count is warned about, not fatal; --keep-cache is said
 bash "$B/scaling.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" 999 --cores 1 --runs 1 --keep-cache \
