@@ -45,25 +45,28 @@ def packet(src, dst, text, dt=0.01):
     out.write(struct.pack("<IIII", sec, int(round((t[0] - sec) * 1e6)), len(frame), len(frame)))
     out.write(frame)
 
-def call(src, dst, cid, ftag, extra="", branch="z9hG4bK"):
+def call(src, dst, cid, ftag, extra="", branch="z9hG4bK", dt=0.01):
     """One INVITE dialog from src to dst: INVITE, 180, 200, ACK, BYE, 200."""
     b = branch + cid.split("@")[0] + ftag
     common = ("From: <sip:alice@%s>;tag=%s\nTo: <sip:bob@%s>%%s\nCall-ID: %s\n"
               % (src, ftag, dst, cid))
     inv = ("INVITE sip:bob@%s SIP/2.0\nVia: SIP/2.0/UDP %s:5060;branch=%s1\n" % (dst, src, b)
            + common % "" + "CSeq: 1 INVITE\n" + extra + "Content-Length: 0\n\n")
-    packet(src, dst, inv)
+    packet(src, dst, inv, dt)
     for code, reason in ((180, "Ringing"), (200, "OK")):
         packet(dst, src, "SIP/2.0 %d %s\nVia: SIP/2.0/UDP %s:5060;branch=%s1\n" % (code, reason, src, b)
-               + common % ";tag=t" + ftag + "CSeq: 1 INVITE\nContent-Length: 0\n\n")
+               + common % ";tag=t" + ftag + "CSeq: 1 INVITE\nContent-Length: 0\n\n", dt)
     packet(src, dst, "ACK sip:bob@%s SIP/2.0\nVia: SIP/2.0/UDP %s:5060;branch=%s2\n" % (dst, src, b)
-           + common % ";tag=t" + ftag + "CSeq: 1 ACK\nContent-Length: 0\n\n")
+           + common % ";tag=t" + ftag + "CSeq: 1 ACK\nContent-Length: 0\n\n", dt)
     return lambda: (
         packet(src, dst, "BYE sip:bob@%s SIP/2.0\nVia: SIP/2.0/UDP %s:5060;branch=%s3\n" % (dst, src, b)
                + common % ";tag=t" + ftag + "CSeq: 2 BYE\nContent-Length: 0\n\n", 1.0),
         packet(dst, src, "SIP/2.0 200 OK\nVia: SIP/2.0/UDP %s:5060;branch=%s3\n" % (src, b)
                + common % ";tag=t" + ftag + "CSeq: 2 BYE\nContent-Length: 0\n\n"))
 
+# 800 ordinary calls first (4,800 messages), so that the legs to join are found among many
+for k in range(800):
+    call("10.0.9.%d" % (1 + k % 200), "10.0.8.%d" % (1 + k % 100), "fill-%d@pbx" % k, "g%d" % k, dt=0.001)()
 # 1: caller -> B2BUA (a@pbx), B2BUA -> callee (b@pbx, X-Call-ID: a@pbx)
 bye_a = call("10.0.0.1", "10.0.0.2", "a@pbx", "fa")
 bye_b = call("10.0.0.2", "10.0.0.3", "b@pbx", "fb", "X-Call-ID: a@pbx\n")
@@ -85,25 +88,35 @@ bye_s(); bye_r2()
 EOF
 python3 "$TMPD/gen.py" "$TMPD/xcid.pcap" || { echo "FAIL: generating the capture"; exit 1; }
 
-# call_id:state:legs of every call, in report order
+# call_id:state:legs:messages of every call but the 800 ordinary ones, in report order, and
+# how many of those there are, each alone and COMPLETED
 calls() {
 	python3 -c 'import json,sys
+fill = 0
 for c in json.load(open(sys.argv[1]))["calls"]:
-    print("%s:%s:%s:%d" % (c["call_id"], c["state"], ",".join(c["legs"]), c["messages"]))' "$1" |
-		tr '\n' ' '
+    if c["call_id"].startswith("fill-"):
+        fill += c["legs"] == [c["call_id"]] and c["state"] == "COMPLETED" and c["messages"] == 6
+    else:
+        print("%s:%s:%s:%d" % (c["call_id"], c["state"], ",".join(c["legs"]), c["messages"]))
+print("fill=%d" % fill)' "$1" | tr '\n' ' '
 }
 
 "$SIPNAB_BIN" -N -I "$TMPD/xcid.pcap" --cores 1 --report=json >"$TMPD/c1.json" 2>"$TMPD/c1.err"
 expect_eq "exit status" "$?" 0
 expect_eq "calls (Call-ID:state:legs:messages)" "$(calls "$TMPD/c1.json")" \
-	"a@pbx:COMPLETED:a@pbx,b@pbx:12 c@pbx:COMPLETED:c@pbx,d@pbx:12 f@pbx:COMPLETED:f@pbx:6 e@pbx:COMPLETED:e@pbx:6 r@pbx:COMPLETED:r@pbx:6 r@pbx:COMPLETED:r@pbx,s@pbx:12 "
-expect_eq "dialogs" "$(json_get "$TMPD/c1.json" summary.dialogs)" 9
+	"a@pbx:COMPLETED:a@pbx,b@pbx:12 c@pbx:COMPLETED:c@pbx,d@pbx:12 f@pbx:COMPLETED:f@pbx:6 e@pbx:COMPLETED:e@pbx:6 r@pbx:COMPLETED:r@pbx:6 r@pbx:COMPLETED:r@pbx,s@pbx:12 fill=800 "
+expect_eq "dialogs" "$(json_get "$TMPD/c1.json" summary.dialogs)" 809
 
 # the legs of a call are analysed by different workers from --cores 2 on: the same report,
-# also with chunk boundaries inside the capture (split reader) and with one reading thread
+# under four hash keys too (the Call-ID tables are keyed per run), with chunk boundaries inside
+# the capture (split reader) and with one reading thread
 for cores in 2 3 4; do
-	"$SIPNAB_BIN" -N -I "$TMPD/xcid.pcap" --cores "$cores" --report=json >"$TMPD/cn.json" 2>/dev/null
-	expect_eq "--cores $cores: same report" "$(cmp -s "$TMPD/c1.json" "$TMPD/cn.json" && echo same)" same
+	for seed in 1 2 3 4; do
+		SIPNAB_HASH_SEED=$seed "$SIPNAB_BIN" -N -I "$TMPD/xcid.pcap" --cores "$cores" --report=json \
+			>"$TMPD/cn.json" 2>/dev/null
+		expect_eq "--cores $cores, key $seed: same report" \
+			"$(cmp -s "$TMPD/c1.json" "$TMPD/cn.json" && echo same)" same
+	done
 done
 SIPNAB_SPLIT_CHUNK=1024 "$SIPNAB_BIN" -N -I "$TMPD/xcid.pcap" --cores 2 --report=json >"$TMPD/cs.json" 2>/dev/null
 expect_eq "--cores 2, 1 KiB chunks: same report" "$(cmp -s "$TMPD/c1.json" "$TMPD/cs.json" && echo same)" same
