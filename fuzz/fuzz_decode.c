@@ -1,5 +1,6 @@
 /*
- * fuzz_decode.c - libFuzzer entry for the L2-L4 decoder and the fragment reassembler.
+ * fuzz_decode.c - libFuzzer entry for the L2-L4 decoder, the fragment reassembler and the
+ * host-pair key the sharded reader deals records by (cap_record_host_hash()).
  *
  * Input: byte 0 picks the link type (low 4 bits, modulo the list below) and whether records
  * are cut by a snap length (bit 4). The rest is split into records, each prefixed by a 1-byte
@@ -62,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rec.origlen = (uint32_t)len + (cut ? 64 : 0);
 		rec.linktype = link;
 		rec.data = copy;
+		(void)cap_record_host_hash(&rec);
 		if (cap_decoder_run(d, &rec, &pkt) == SN_OK && pkt.payload_len) {
 			volatile uint8_t last = pkt.payload[pkt.payload_len - 1];
 
