@@ -7,7 +7,8 @@
 # pcap; a pcap carrying little pcap files in UDP payloads (resynchronisation is fooled, the
 # chunk is read again); pcapng files whose state changes on the way (an IDB in the middle, a
 # second big-endian section, SPBs, nanosecond timestamps, an SPB after a packet-less chunk);
-# cut and corrupt pcap and pcapng files (the packets before the damage); the public captures.
+# cut and corrupt pcap and pcapng files (the packets before the damage); the public captures;
+# and the memory of many threads (the chunks shrink so that the bytes in flight stay bounded).
 # SIPNAB_SPLIT_CHUNK=BYTES makes the chunks small; with SIPNAB_TIMING=1 the chunked path prints
 # "K chunks of B bytes, R read again", which every run must show (no silent fallback).
 . "$(dirname "$0")/lib.sh"
@@ -394,5 +395,27 @@ if [ -d "$PUBLIC" ]; then
 	for f in "$PUBLIC"/*.pcap; do
 		same_as_one_core "$f" 64 1000
 	done
+fi
+
+# 6. the file bytes in flight do not grow with the threads: a 65 MB capture at --cores 16
+# stays within 24 MiB of --cores 2 (2 MiB chunks for every thread count held 2n + 2 of them
+# mapped in, and n record lists each: +69 MiB at 16 threads)
+python3 "$SIPNAB_SRCDIR/bench/carrier.py" --calls 2500 --out "$TMPD/c2500.pcap" 2>/dev/null ||
+	fail "carrier.py"
+peak_rss() { # CORES: peak RSS in KiB of sipnab on c2500.pcap, -1 if it failed
+	python3 - "$SIPNAB_BIN" "$TMPD/c2500.pcap" "$1" <<'PY'
+import resource, subprocess, sys
+r = subprocess.run([sys.argv[1], "-N", "-I", sys.argv[2], "--cores", sys.argv[3], "--report=json"],
+                   stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else -1)
+PY
+}
+rss2=$(peak_rss 2)
+rss16=$(peak_rss 16)
+checks=$((checks + 1))
+if [ "$rss2" -gt 0 ] && [ "$rss16" -gt 0 ] && [ "$rss16" -lt $((rss2 + 24 * 1024)) ]; then
+	pass "peak RSS at --cores 16: $rss16 KiB (--cores 2: $rss2 KiB)"
+else
+	fail "peak RSS at --cores 16: $rss16 KiB, --cores 2: $rss2 KiB (more than 24 MiB apart)"
 fi
 finish

@@ -2,7 +2,8 @@
  * eng_split.c - eng_run() over one mapped capture file on N threads that all read and all
  * analyse (sharded reading).
  *
- * The file is cut into chunks of SPLIT_CHUNK bytes. Any thread may read ("scan") any chunk:
+ * The file is cut into chunks (2 MiB, smaller with many threads: SPLIT_INFLIGHT). Any thread
+ * may read ("scan") any chunk:
  * it prefaults the chunk's pages, finds the chunk's first record by resynchronisation
  * (cap_cursor_resync()), reads the records that start inside the chunk and sorts them by the
  * host pair of their outermost IP addresses into one list per thread. Thread i then analyses
@@ -42,7 +43,13 @@
 
 #include "sipnab/cap_decode.h"
 
-#define SPLIT_CHUNK   (2u << 20) /* bytes of the file per chunk (SIPNAB_SPLIT_CHUNK: tests) */
+#define SPLIT_CHUNK   (2u << 20) /* bytes of the file per chunk, at most (SIPNAB_SPLIT_CHUNK: tests) */
+#define SPLIT_CHUNK_MIN (256u << 10) /* and at least (see SPLIT_INFLIGHT) */
+/* Bytes of the file in flight (the chunks of the nslots slots, mapped in until every thread has
+ * analysed them): the chunk is SPLIT_INFLIGHT / nslots within the bounds above. With 2 MiB
+ * chunks whatever the thread count, the file's resident pages grew with it (2n + 2 chunks:
+ * 36 MiB at 8 threads, 68 MiB at 16) and so did the record lists (n per slot). */
+#define SPLIT_INFLIGHT (16u << 20)
 #define SPLIT_BUCKETS 65536u     /* host-pair buckets, dealt out to the threads */
 #define SPLIT_UNOWNED 0xffffu
 #define SPLIT_DEAL_BYTES (2u << 20) /* buckets dealt from this much of the file's start */
@@ -382,7 +389,10 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	sp.rd = rd;
 	sp.n = n;
 	sp.engines = engines;
-	sp.chunk = SPLIT_CHUNK;
+	sp.nslots = 2 * n + 2;
+	sp.chunk = SN_MIN((size_t)SPLIT_CHUNK,
+			  SN_MAX((size_t)SPLIT_CHUNK_MIN, (size_t)SPLIT_INFLIGHT / sp.nslots));
+	sp.chunk &= ~(size_t)0xffff; /* whole 64 KiB */
 	if (getenv("SIPNAB_SPLIT_CHUNK")) {
 		/* small chunks put many chunk boundaries into a small test capture */
 		long v = strtol(getenv("SIPNAB_SPLIT_CHUNK"), NULL, 10);
@@ -392,7 +402,6 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 		}
 	}
 	sp.chunks = sp.end > sp.first ? (sp.end - sp.first + sp.chunk - 1) / sp.chunk : 1;
-	sp.nslots = 2 * n + 2;
 	sp.list_cap = (uint32_t)SN_MAX((size_t)64, sp.chunk / 256 / n);
 	deal_buckets(&sp);
 	sp.slots = sn_xcalloc(sp.nslots, sizeof(*sp.slots));
