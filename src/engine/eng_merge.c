@@ -705,85 +705,159 @@ static void attach_rtcp(struct eng_result *r, struct eng *const *engines, size_t
 
 #define FLOWS_GIVE_BACK 2048u /* flows between two give-backs (about 850 KiB) */
 
+/*
+ * Candidate flows become streams on one thread per worker (each turns its own worker's flows
+ * into a stretch of r->streams): first every thread decides which of its flows are kept
+ * (an SDP endpoint announced them, or the sequence heuristic passes) and counts them, then
+ * the stretches are laid out one after the other in worker order, as one thread would write
+ * them, and every thread fills its own. (On one thread this was 39 ms of the build for the
+ * 40,000 streams of 20,000 unique calls, the largest serial part of it.)
+ */
+struct stream_job {
+	struct eng_result *r;
+	struct eng *const *engines;
+	const struct ann_index *ai;
+	bool heuristic;
+	const struct announce ***ann; /* per worker, per flow: its announcement, NULL (kept by the
+				       * heuristic) or &ann_dropped */
+	uint32_t *kept;               /* per worker: flows kept */
+	uint32_t *base;               /* per worker: where its streams start */
+	uint64_t *rtp_packets;        /* per worker */
+};
+
+/* ann[i] of a flow that is not kept */
+static const struct announce ann_dropped;
+
+static void streams_choose(void *ctx, uint32_t w)
+{
+	struct stream_job *j = ctx;
+	const struct eng *e = j->engines[w];
+	const struct announce **ann = sn_xcalloc(e->flow_count + 1u, sizeof(*ann));
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < e->flow_count; i++) {
+		const struct eng_flow *f = &e->flows[i];
+		const struct announce *a;
+
+		if (f->total == 0) {
+			continue;
+		}
+		a = ann_at(j->ai, &f->key.dst, f->key.dport, f->first_ns);
+		if (!a) {
+			a = ann_at(j->ai, &f->key.src, f->key.sport, f->first_ns);
+		}
+		if (a || (j->heuristic && heuristic_ok(f))) {
+			ann[i] = a; /* kept, announced or not */
+			kept++;
+		} else {
+			ann[i] = &ann_dropped;
+		}
+	}
+	j->ann[w] = ann;
+	j->kept[w] = kept;
+}
+
+static void streams_fill(void *ctx, uint32_t w)
+{
+	struct stream_job *j = ctx;
+	struct eng_result *r = j->r;
+	struct eng *e = j->engines[w];
+	const struct announce **ann = j->ann[w];
+	uint32_t n = j->base[w], end = j->base[w] + j->kept[w], populated = n;
+	uint64_t rtp_packets = 0;
+
+	for (uint32_t i = 0, kept = 0; i < e->flow_count; i++) {
+		const struct eng_flow *f = &e->flows[i];
+		struct eng_stream *s = &r->streams[n];
+		const struct announce *a = ann[i];
+		const struct eng_sdp_media *md = NULL;
+		int te_pt;
+		int32_t dyn_clock;
+
+		if (i - kept >= FLOWS_GIVE_BACK) {
+			/* the flows before i are done with: the streams being written take their
+			 * place in memory instead of adding to it (their packet lists are freed
+			 * first; eng_flows_free() then sees NULL) */
+			for (uint32_t k = kept; k < i; k++) {
+				free(e->flows[k].pkts);
+				e->flows[k].pkts = NULL;
+			}
+			sn_mem_release(&e->flows[kept], (size_t)(i - kept) * sizeof(*e->flows));
+			kept = i;
+		}
+		if (f->total == 0 || a == &ann_dropped) {
+			continue;
+		}
+		if (n >= populated) {
+			/* the next streams' pages in one call (the array is fresh memory, written
+			 * stream by stream), a step at a time as flows are given back */
+			uint32_t step = SN_MIN(FLOWS_GIVE_BACK, end - n);
+
+			sn_mem_populate(s, (size_t)step * sizeof(*s));
+			populated = n + step;
+		}
+		memset(s, 0, sizeof(*s));
+		s->src = f->key.src;
+		s->dst = f->key.dst;
+		s->sport = f->key.sport;
+		s->dport = f->key.dport;
+		s->ssrc = f->key.ssrc;
+		s->pt = (int16_t)f->first_pt;
+		s->call = -1;
+		if (a) {
+			s->announced = true;
+			md = &r->msgs[a->msg]->media[a->media];
+			s->call = r->msgs[a->msg]->call;
+		}
+		stream_codec(s, md, &te_pt, &dyn_clock);
+		stream_replay(s, f, te_pt, dyn_clock);
+		if (s->clock_rate && s->pt != te_pt) {
+			s->mos = rtp_mos_stream(&s->rtp,
+						rtp_mos_codec_from_name(sn_slice_make(
+							s->codec, strlen(s->codec))),
+						20);
+		}
+		rtp_packets += s->rtp.packets;
+		n++;
+	}
+	/* this worker's flows are done with: give their memory back now */
+	eng_flows_free(e);
+	free(ann);
+	j->rtp_packets[w] = rtp_packets;
+}
+
 static void build_streams(struct eng_result *r, struct eng *const *engines, size_t count,
 			  bool heuristic)
 {
-	size_t nflows = 0, ln = 0, lcap = 0;
+	size_t ln = 0, lcap = 0;
 	struct ann_index ai;
 	struct link *links = NULL;
-	uint32_t n = 0, populated = 0;
+	uint32_t n = 0;
+	struct stream_job sj = {r, engines, &ai, heuristic, NULL, NULL, NULL, NULL};
 
 	ann_index_build(r, &ai);
-	for (size_t w = 0; w < count; w++) {
-		nflows += engines[w]->flow_count;
+	sj.ann = sn_xcalloc(count + 1, sizeof(*sj.ann));
+	sj.kept = sn_xcalloc(count + 1, sizeof(*sj.kept));
+	sj.base = sn_xcalloc(count + 1, sizeof(*sj.base));
+	sj.rtp_packets = sn_xcalloc(count + 1, sizeof(*sj.rtp_packets));
+	if (count) {
+		eng_par_run((uint32_t)count, streams_choose, &sj);
 	}
-	r->streams = sn_xcalloc(nflows + 1, sizeof(*r->streams));
 	for (size_t w = 0; w < count; w++) {
-		struct eng *e = engines[w];
-		for (uint32_t i = 0, kept = 0; i < e->flow_count; i++) {
-			const struct eng_flow *f = &e->flows[i];
-			struct eng_stream *s = &r->streams[n];
-			const struct announce *a;
-			const struct eng_sdp_media *md = NULL;
-			int te_pt;
-			int32_t dyn_clock;
-
-			if (i - kept >= FLOWS_GIVE_BACK) {
-				/* the flows before i are done with: the streams being written
-				 * take their place in memory instead of adding to it (their
-				 * packet lists are freed first; eng_flows_free() then sees NULL) */
-				for (uint32_t j = kept; j < i; j++) {
-					free(e->flows[j].pkts);
-					e->flows[j].pkts = NULL;
-				}
-				sn_mem_release(&e->flows[kept],
-					       (size_t)(i - kept) * sizeof(*e->flows));
-				kept = i;
-			}
-			if (f->total == 0) {
-				continue;
-			}
-			if (n >= populated) {
-				/* the next streams' pages in one call (the array is fresh memory,
-				 * written stream by stream), a step at a time as flows are given back */
-				uint32_t step = (uint32_t)SN_MIN((size_t)FLOWS_GIVE_BACK, nflows - n);
-
-				sn_mem_populate(s, (size_t)step * sizeof(*s));
-				populated = n + step;
-			}
-			memset(s, 0, sizeof(*s));
-			s->src = f->key.src;
-			s->dst = f->key.dst;
-			s->sport = f->key.sport;
-			s->dport = f->key.dport;
-			s->ssrc = f->key.ssrc;
-			s->pt = (int16_t)f->first_pt;
-			s->call = -1;
-			a = ann_at(&ai, &s->dst, s->dport, f->first_ns);
-			if (!a) {
-				a = ann_at(&ai, &s->src, s->sport, f->first_ns);
-			}
-			if (a) {
-				s->announced = true;
-				md = &r->msgs[a->msg]->media[a->media];
-				s->call = r->msgs[a->msg]->call;
-			} else if (!heuristic || !heuristic_ok(f)) {
-				continue;
-			}
-			stream_codec(s, md, &te_pt, &dyn_clock);
-			stream_replay(s, f, te_pt, dyn_clock);
-			if (s->clock_rate && s->pt != te_pt) {
-				s->mos = rtp_mos_stream(&s->rtp,
-							rtp_mos_codec_from_name(sn_slice_make(
-								s->codec, strlen(s->codec))),
-							20);
-			}
-			r->stats.rtp_packets += s->rtp.packets;
-			n++;
-		}
-		/* this worker's flows are done with: give their memory back now */
-		eng_flows_free(e);
+		sj.base[w] = n;
+		n += sj.kept[w];
 	}
+	r->streams = sn_xcalloc(n + 1u, sizeof(*r->streams));
+	if (count) {
+		eng_par_run((uint32_t)count, streams_fill, &sj);
+	}
+	for (size_t w = 0; w < count; w++) {
+		r->stats.rtp_packets += sj.rtp_packets[w];
+	}
+	free(sj.ann);
+	free(sj.kept);
+	free(sj.base);
+	free(sj.rtp_packets);
 	r->stream_count = n;
 	qsort(r->streams, n, sizeof(*r->streams), stream_cmp);
 	attach_rtcp(r, engines, count);
