@@ -537,6 +537,60 @@ static int stream_cmp(const void *pa, const void *pb)
 	return a->ssrc < b->ssrc ? -1 : (a->ssrc > b->ssrc);
 }
 
+/*
+ * Sort the streams by stream_cmp(): their first-packet times and positions are sorted (ties, rare,
+ * go to stream_cmp()), then the 424-byte streams are moved once each, cycle by cycle. qsort()
+ * of the streams themselves sorted pointers through them, a miss to memory per comparison:
+ * 8 ms for 40,000 streams.
+ */
+struct stream_ref {
+	int64_t first_ns;
+	uint32_t i;
+};
+
+static int stream_ref_cmp(const void *pa, const void *pb, void *user)
+{
+	const struct stream_ref *a = pa, *b = pb;
+	const struct eng_stream *streams = user;
+
+	if (a->first_ns != b->first_ns) {
+		return a->first_ns < b->first_ns ? -1 : 1;
+	}
+	return stream_cmp(&streams[a->i], &streams[b->i]);
+}
+
+static void streams_sort(struct eng_stream *streams, uint32_t n)
+{
+	struct stream_ref *refs = sn_xmalloc((n + 1u) * sizeof(*refs));
+	struct eng_stream tmp;
+
+	for (uint32_t i = 0; i < n; i++) {
+		refs[i].first_ns = streams[i].rtp.first_ns;
+		refs[i].i = i;
+	}
+	qsort_r(refs, n, sizeof(*refs), stream_ref_cmp, streams);
+	/* position k takes the stream at refs[k].i; each cycle of the permutation is followed
+	 * once, and a position done is marked by refs[k].i = k */
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t j = k;
+
+		if (refs[k].i == k) {
+			continue;
+		}
+		tmp = streams[k];
+		while (refs[j].i != k) {
+			uint32_t from = refs[j].i;
+
+			streams[j] = streams[from];
+			refs[j].i = j;
+			j = from;
+		}
+		streams[j] = tmp;
+		refs[j].i = j;
+	}
+	free(refs);
+}
+
 /* Calls whose SDP announced an endpoint of @p s while it was active: the call link list. */
 struct link {
 	uint32_t call;
@@ -614,25 +668,32 @@ static void rtcp_feed(struct eng_result *r, struct eng_stream *st, const struct 
 	rtcp_summary_update(st->rtcp, c, ts_ns, (int32_t)st->clock_rate);
 }
 
-static int ssrc_idx_cmp(const void *pa, const void *pb, void *user)
-{
-	const struct eng_stream *streams = user;
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+/* The streams by SSRC: (SSRC, stream) pairs sorted by both, so that the sort reads only this
+ * array, not the 424-byte streams (qsort_r() over stream indexes compared through the streams
+ * took 10 ms for 40,000 of them, a miss to memory per comparison). */
+struct ssrc_ref {
+	uint32_t ssrc;
+	uint32_t stream;
+};
 
-	if (streams[a].ssrc != streams[b].ssrc) {
-		return streams[a].ssrc < streams[b].ssrc ? -1 : 1;
+static int ssrc_ref_cmp(const void *pa, const void *pb)
+{
+	const struct ssrc_ref *a = pa, *b = pb;
+
+	if (a->ssrc != b->ssrc) {
+		return a->ssrc < b->ssrc ? -1 : 1;
 	}
-	return a < b ? -1 : (a > b);
+	return a->stream < b->stream ? -1 : (a->stream > b->stream);
 }
 
-/* First position in @p idx (sorted by SSRC) whose stream has SSRC >= @p ssrc. */
-static uint32_t ssrc_lower(const struct eng_result *r, const uint32_t *idx, uint32_t ssrc)
+/* First position in @p refs whose SSRC is >= @p ssrc. */
+static uint32_t ssrc_lower(const struct ssrc_ref *refs, uint32_t n, uint32_t ssrc)
 {
-	uint32_t lo = 0, hi = r->stream_count;
+	uint32_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
-		if (r->streams[idx[mid]].ssrc < ssrc) {
+		if (refs[mid].ssrc < ssrc) {
 			lo = mid + 1;
 		} else {
 			hi = mid;
@@ -642,13 +703,13 @@ static uint32_t ssrc_lower(const struct eng_result *r, const uint32_t *idx, uint
 }
 
 /* Feed @p c to every stream with @p ssrc flowing from @p from to @p to. */
-static void rtcp_to_streams(struct eng_result *r, const uint32_t *idx, uint32_t ssrc,
+static void rtcp_to_streams(struct eng_result *r, const struct ssrc_ref *refs, uint32_t ssrc,
 			    const struct sn_addr *from, const struct sn_addr *to,
 			    const struct rtcp_compound *c, int64_t ts_ns)
 {
-	for (uint32_t k = ssrc_lower(r, idx, ssrc);
-	     k < r->stream_count && r->streams[idx[k]].ssrc == ssrc; k++) {
-		struct eng_stream *st = &r->streams[idx[k]];
+	for (uint32_t k = ssrc_lower(refs, r->stream_count, ssrc);
+	     k < r->stream_count && refs[k].ssrc == ssrc; k++) {
+		struct eng_stream *st = &r->streams[refs[k].stream];
 		if (sn_addr_cmp(&st->src, from) == 0 && sn_addr_cmp(&st->dst, to) == 0) {
 			rtcp_feed(r, st, c, ts_ns);
 			return;
@@ -661,16 +722,25 @@ static void rtcp_to_streams(struct eng_result *r, const uint32_t *idx, uint32_t 
  * the reporter (the receiver sent it); the sender's own SR and SDES describe the stream it sends,
  * which flows the same way as its RTCP. Both kinds of a host pair are in one worker, in capture
  * order, so the outcome does not depend on the number of workers. Streams are found by SSRC
- * through a sorted index.
+ * through a sorted index, built only when there is RTCP.
  */
 static void attach_rtcp(struct eng_result *r, struct eng *const *engines, size_t count)
 {
-	uint32_t *idx = sn_xcalloc(r->stream_count + 1u, sizeof(*idx));
+	struct ssrc_ref *refs;
+	uint64_t packets = 0;
 
-	for (uint32_t i = 0; i < r->stream_count; i++) {
-		idx[i] = i;
+	for (size_t w = 0; w < count; w++) {
+		packets += engines[w]->rtcp_count;
 	}
-	qsort_r(idx, r->stream_count, sizeof(*idx), ssrc_idx_cmp, r->streams);
+	if (packets == 0) {
+		return;
+	}
+	refs = sn_xcalloc(r->stream_count + 1u, sizeof(*refs));
+	for (uint32_t i = 0; i < r->stream_count; i++) {
+		refs[i].ssrc = r->streams[i].ssrc;
+		refs[i].stream = i;
+	}
+	qsort(refs, r->stream_count, sizeof(*refs), ssrc_ref_cmp);
 	for (size_t w = 0; w < count; w++) {
 		const struct eng *e = engines[w];
 		for (uint32_t i = 0; i < e->rtcp_count; i++) {
@@ -683,7 +753,7 @@ static void attach_rtcp(struct eng_result *r, struct eng *const *engines, size_t
 				continue;
 			}
 			if (c.has_sr || c.cname_count || c.has_xr_voip) {
-				rtcp_to_streams(r, idx, c.sender_ssrc, &rp->src, &rp->dst, &c, rp->ts_ns);
+				rtcp_to_streams(r, refs, c.sender_ssrc, &rp->src, &rp->dst, &c, rp->ts_ns);
 			}
 			for (uint32_t b = 0; b < c.report_count; b++) {
 				uint32_t ssrc = c.reports[b].ssrc;
@@ -696,11 +766,11 @@ static void attach_rtcp(struct eng_result *r, struct eng *const *engines, size_t
 					continue;
 				}
 				done[ndone++] = ssrc;
-				rtcp_to_streams(r, idx, ssrc, &rp->dst, &rp->src, &c, rp->ts_ns);
+				rtcp_to_streams(r, refs, ssrc, &rp->dst, &rp->src, &c, rp->ts_ns);
 			}
 		}
 	}
-	free(idx);
+	free(refs);
 }
 
 #define FLOWS_GIVE_BACK 2048u /* flows between two give-backs (about 850 KiB) */
@@ -859,7 +929,7 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 	free(sj.base);
 	free(sj.rtp_packets);
 	r->stream_count = n;
-	qsort(r->streams, n, sizeof(*r->streams), stream_cmp);
+	streams_sort(r->streams, n);
 	attach_rtcp(r, engines, count);
 
 	/* link calls and streams */
