@@ -15,6 +15,7 @@
  */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -561,6 +562,19 @@ static void call_item(void *ctx, uint32_t j)
 	call_fill(b->r, &b->calls[j], b->legs, b->members + b->start[root], b->order[root]);
 }
 
+/* Every message of call @p i learns its call (a message is in one call: no two threads write
+ * the same one; a write per message, each a miss to memory, 6 ms on one thread for the 140,000
+ * messages of 20,000 calls). */
+static void call_mark(void *ctx, uint32_t i)
+{
+	struct eng_result *r = ctx;
+	const struct eng_call *c = &r->calls[i];
+
+	for (uint32_t j = 0; j < c->msg_count; j++) {
+		r->msgs[c->msgs[j]]->call = (int32_t)i;
+	}
+}
+
 void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 {
 	GHashTable *by_id = g_hash_table_new_full(sn_str_hash, g_str_equal, NULL, cid_entry_free);
@@ -579,9 +593,19 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 		struct cid_entry *ce = slot->call_id == m->call_id ? slot->ce : NULL;
 		uint32_t li;
 
+		if (i + 16 < r->msg_count) {
+			/* the lines of the message 16 ahead that hold the fields read here
+			 * (is_request to to_tag): the messages lie in several workers' arrays, and
+			 * even in one the hardware did not fetch them early enough (perf: the loads
+			 * of a message's Call-ID and tags were a third of this loop's samples) */
+			const char *far = (const char *)r->msgs[i + 16];
+
+			__builtin_prefetch(far + offsetof(struct eng_msg, is_request));
+			__builtin_prefetch(far + offsetof(struct eng_msg, is_request) + 64);
+			__builtin_prefetch(far + offsetof(struct eng_msg, to_tag) + sizeof(char *) - 1);
+		}
 		if (i + 8 < r->msg_count) {
-			/* leg_of() reads the tags: ask for those of a message a few ahead (the
-			 * messages themselves come in order and the hardware fetches them) */
+			/* leg_of() reads the tags: ask for those of the message 8 ahead */
 			__builtin_prefetch(r->msgs[i + 8]->from_tag);
 			__builtin_prefetch(r->msgs[i + 8]->to_tag);
 		}
@@ -659,13 +683,10 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	}
 	r->call_count = ncalls;
 	qsort(r->calls, ncalls, sizeof(*r->calls), call_cmp);
+	par_for(ncalls, threads, call_mark, r);
 	for (uint32_t i = 0; i < ncalls; i++) {
-		struct eng_call *c = &r->calls[i];
-		for (uint32_t j = 0; j < c->msg_count; j++) {
-			r->msgs[c->msgs[j]]->call = (int32_t)i;
-		}
-		r->dialogs += c->dialogs;
-		r->by_state[c->state]++;
+		r->dialogs += r->calls[i].dialogs;
+		r->by_state[r->calls[i].state]++;
 	}
 	for (uint32_t i = 0; i < nlegs; i++) {
 		free(legs[i].msgs);
