@@ -402,16 +402,20 @@ fi
 # mapped in, and n record lists each: +69 MiB at 16 threads)
 python3 "$SIPNAB_SRCDIR/bench/carrier.py" --calls 2500 --out "$TMPD/c2500.pcap" 2>/dev/null ||
 	fail "carrier.py"
-peak_rss() { # CORES: peak RSS in KiB of sipnab on c2500.pcap, -1 if it failed
-	python3 - "$SIPNAB_BIN" "$TMPD/c2500.pcap" "$1" <<'PY'
+peak_rss() { # CORES: peak RSS in KiB of sipnab on c2500.pcap (report in r$CORES.json), -1 if it failed
+	python3 - "$SIPNAB_BIN" "$TMPD/c2500.pcap" "$1" "$TMPD/r$1.json" <<'PY'
 import resource, subprocess, sys
-r = subprocess.run([sys.argv[1], "-N", "-I", sys.argv[2], "--cores", sys.argv[3], "--report=json"],
-                   stdout=subprocess.DEVNULL)
+with open(sys.argv[4], "wb") as out:
+    r = subprocess.run([sys.argv[1], "-N", "-I", sys.argv[2], "--cores", sys.argv[3], "--report=json"],
+                       stdout=out)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else -1)
 PY
 }
 rss2=$(peak_rss 2)
 rss16=$(peak_rss 16)
+# with the smaller chunks of 16 threads (144 of 448 KiB here) the report is the same
+expect_eq "--cores 16, default chunks: same report as --cores 2" \
+	"$(cmp -s "$TMPD/r2.json" "$TMPD/r16.json" && echo same)" same
 checks=$((checks + 1))
 if [ "$rss2" -gt 0 ] && [ "$rss16" -gt 0 ] && [ "$rss16" -lt $((rss2 + 24 * 1024)) ]; then
 	pass "peak RSS at --cores 16: $rss16 KiB (--cores 2: $rss2 KiB)"
