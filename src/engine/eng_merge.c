@@ -11,10 +11,12 @@
  *      (either side's offer/answer, the latest announcement before its first packet, and every
  *      call whose announcement overlaps its life), keep unannounced ones only when they pass the
  *      sequence heuristic, replay their packets through rtp_stream with the clock rates and
- *      telephone-event type the SDP gives, estimate MOS, attach RTCP reports;
+ *      telephone-event type the SDP gives, estimate MOS (each worker's flows on a thread of
+ *      their own), attach RTCP reports;
  *   5. sort streams by (first packet, source, destination, SSRC) and link calls to them.
  * Nothing here depends on how packets were spread over workers, so `--cores N` equals
- * `--cores 1` byte for byte.
+ * `--cores 1` byte for byte. Steps 2-4 run their parallel parts on as many threads as there
+ * were workers (eng_par_run()).
  * Ownership: the result owns copies or moved storage; the engines keep only what they free.
  */
 #include "config.h"
