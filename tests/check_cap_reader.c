@@ -1375,6 +1375,57 @@ START_TEST(test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges)
 }
 END_TEST
 
+/* cap_reader_mapped() of a capture given on standard input through a pipe, in a child */
+static int child_mapped_from_pipe(const void *data, size_t len)
+{
+	int fds[2];
+	pid_t pid;
+	int status;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	ck_assert_uint_lt(len, 4096); /* fits the pipe's buffer: written before the child reads */
+	ck_assert_int_eq(write(fds[1], data, len), (ssize_t)len);
+	close(fds[1]);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct cap_reader *r = NULL;
+
+		if (dup2(fds[0], 0) < 0 || cap_reader_open("-", &r, NULL) != SN_OK) {
+			_exit(99);
+		}
+		_exit(cap_reader_mapped(r) ? 1 : 0);
+	}
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* only a regular uncompressed file is read through a mapping of itself; gzip input and a
+ * pipe are not */
+START_TEST(test_cap_reader_mapped_only_for_an_uncompressed_file)
+{
+	struct tbuf t = {.be = false};
+	struct png_layout lay;
+	struct cap_reader *r;
+
+	build_pcap(&t, false, 0xa1b2c3d4u);
+	r = open_ok(tmp_write(t.b, t.n));
+	ck_assert(cap_reader_mapped(r));
+	cap_reader_free(r);
+	r = open_ok(tmp_write_gz(t.b, t.n, 1));
+	ck_assert(!cap_reader_mapped(r));
+	cap_reader_free(r);
+	ck_assert_int_eq(child_mapped_from_pipe(t.b, t.n), 0);
+
+	build_pcapng(&t, false, &lay);
+	r = open_ok(tmp_write(t.b, t.n));
+	ck_assert(cap_reader_mapped(r));
+	cap_reader_free(r);
+}
+END_TEST
+
 START_TEST(test_cap_cursor_resync_finds_every_record_boundary_of_an_ordinary_file)
 {
 	struct tbuf t = {.be = false};
@@ -1900,6 +1951,7 @@ static Suite *cap_reader_suite(void)
 	tcase_add_test(tc, test_cap_merge_batches_keep_streamed_records_of_two_inputs);
 	CAP_TCASE("cursor");
 	tcase_add_test(tc, test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges);
+	tcase_add_test(tc, test_cap_reader_mapped_only_for_an_uncompressed_file);
 	tcase_add_test(tc, test_cap_cursor_ranges_chained_by_position_give_the_reader_records);
 	tcase_add_test(tc, test_cap_cursor_resync_finds_every_record_boundary_of_an_ordinary_file);
 	tcase_add_test(

@@ -148,6 +148,9 @@ const struct sn_diag *cap_cursor_error(const struct cap_cursor *c);
 void cap_cursor_free(struct cap_cursor *c);
 /** Records of @p r are transient (streamed gzip input): see struct cap_record. */
 bool cap_reader_transient(const struct cap_reader *r);
+/** Records of @p r point into a read-only mapping of the file itself (a regular,
+ * uncompressed file): the input that several threads read in ranges (eng_split.c). */
+bool cap_reader_mapped(const struct cap_reader *r);
 /**
  * Prefault (@p need) or give back (!@p need; whole pages only) a byte range of a mapped
  * input. Giving back never invalidates a record of a mapped file: the pages are read again

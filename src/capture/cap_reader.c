@@ -1606,6 +1606,11 @@ bool cap_reader_transient(const struct cap_reader *r)
 	return r->gz != NULL;
 }
 
+bool cap_reader_mapped(const struct cap_reader *r)
+{
+	return r->map != NULL && !r->gz && (const uint8_t *)r->map == r->buf;
+}
+
 void cap_reader_advise(const struct cap_reader *r, size_t off, size_t len, bool need)
 {
 	size_t page = cap_page_size();
