@@ -257,6 +257,24 @@ for i in range(3000000): n += i'
 	awk -v a="$alone" -v b="$both" 'BEGIN { printf "%.2f CPUs (a busy loop alone %.3f s, two at once %.3f s)\n", 2 * a / b, a, b }'
 }
 
+# bench_cpustat: "TOTAL STEAL" from /proc/stat's cpu line, in clock ticks: all CPU time so far
+# (user to steal) and the part of it the hypervisor gave to other guests (steal); empty where
+# there is no /proc/stat.
+bench_cpustat() {
+	awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print t, $9; exit }' /proc/stat 2>/dev/null
+}
+
+# bench_steal START END: the steal share between two bench_cpustat readings, as a sentence.
+# On a VM a vCPU that is runnable may still wait for the host: that time is counted as steal
+# and is missing from every run it fell in.
+bench_steal() { # "TOTAL STEAL" "TOTAL STEAL"
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		if (x[1] == "" || y[1] == "" || y[1] <= x[1]) { print "unknown (no /proc/stat)"; exit }
+		printf "%.1f %% of the CPUs'"'"' time (%d of %d ticks)\n", 100 * (y[2] - x[2]) / (y[1] - x[1]), y[2] - x[2], y[1] - x[1]
+	}'
+}
+
 bench_host() {
 	local model
 	model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
@@ -266,6 +284,7 @@ bench_host() {
 	echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 	echo "- parallel capacity at start: $(bench_capacity)"
 	echo "- date: $(date -u '+%Y-%m-%dT%H:%M:%SZ')"
+	BENCH_CPUSTAT0=$(bench_cpustat)
 }
 
 # bench_cache_file FILE: put FILE in the page cache the way read() leaves a file read from
@@ -318,5 +337,6 @@ except Exception as e: print("?")' "$1" 2>/dev/null)
 
 bench_host_end() {
 	echo "- load average at end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) (other processes make runs noisy: compare min and max)"
+	echo "- steal time from start to end (the hypervisor running other guests): $(bench_steal "${BENCH_CPUSTAT0:-}" "$(bench_cpustat)")"
 	echo "- parallel capacity at end: $(bench_capacity)"
 }

@@ -28,6 +28,10 @@ rows() {
 # medians (1 / 1); n/a for rows that share no round (row 2 ran only in round 4)
 expect_eq "lib.sh: bench_paired" "$(bash -c '. "$1/lib.sh"; declare -A BR_WALL=([0,1]=3 [1,1]=1 [0,2]=1 [1,2]=1 [0,3]=1 [1,3]=0.5 [2,4]=1); echo "$(bench_paired 0 1) $(bench_paired 0 2)"' _ "$B")" "2.00 n/a"
 
+# bench_steal: the steal ticks' share of all ticks between two readings (20 of 200: 10 %)
+expect_eq "lib.sh: bench_steal" "$(bash -c '. "$1/lib.sh"; bench_steal "100 5" "300 25"' _ "$B")" \
+	"10.0 % of the CPUs' time (20 of 200 ticks)"
+
 # scaling.sh: a row per core count, interleaved runs, the page cache line
 bash "$B/scaling.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" 2140 --cores 1,2 --runs 2 \
 	>"$TMPD/scaling.md" 2>"$TMPD/scaling.err"
@@ -38,6 +42,8 @@ want="1,2,2x1atonce,"
 expect_eq "scaling.sh: rows" "$(rows "$TMPD/scaling.md" | cut -d'|' -f2 | tr -d ' ' | tr '\n' ,)" "$want"
 expect_eq "scaling.sh: first row's speed-up" "$(rows "$TMPD/scaling.md" | head -1 | cut -d'|' -f7 | tr -d ' ')" "1.00"
 expect_eq "scaling.sh: page cache" "$(grep -c '^- page cache: read back from disk' "$TMPD/scaling.md")" 1
+expect_eq "scaling.sh: steal time" \
+	"$(grep -c '^- steal time from start to end (the hypervisor running other guests): [0-9][0-9]*\.[0-9] % of' "$TMPD/scaling.md")" 1
 expect_eq "scaling.sh: first row's paired speed-up" "$(rows "$TMPD/scaling.md" | head -1 | cut -d'|' -f8 | tr -d ' ')" "1.00"
 expect_eq "scaling.sh: second row's paired speed-up is a ratio" \
 	"$(rows "$TMPD/scaling.md" | sed -n 2p | cut -d'|' -f8 | tr -d ' ' | grep -c '^[0-9][0-9]*\.[0-9][0-9]$')" 1
