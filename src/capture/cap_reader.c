@@ -1360,12 +1360,19 @@ static void cap_cursor_take_state(struct cap_cursor *c, const struct cap_reader 
 	memset(&c->rd.err, 0, sizeof(c->rd.err));
 }
 
+bool cap_reader_mapped(const struct cap_reader *r)
+{
+	/* gzip input is never read from the mapping: the compressed file may be mapped while
+	 * its records point into the inflated buffer */
+	return r->map != NULL && !r->gzip;
+}
+
 struct cap_cursor *cap_reader_split_begin(const struct cap_reader *r, size_t *first,
 					  size_t *end)
 {
 	struct cap_cursor *c;
 
-	if (!r->map || r->gzip || r->err_st != SN_OK) {
+	if (!cap_reader_mapped(r) || r->err_st != SN_OK) {
 		return NULL;
 	}
 	c = sn_xcalloc(1, sizeof(*c));
@@ -1606,10 +1613,6 @@ bool cap_reader_transient(const struct cap_reader *r)
 	return r->gz != NULL;
 }
 
-bool cap_reader_mapped(const struct cap_reader *r)
-{
-	return r->map != NULL && !r->gz && (const uint8_t *)r->map == r->buf;
-}
 
 void cap_reader_advise(const struct cap_reader *r, size_t off, size_t len, bool need)
 {

@@ -476,16 +476,12 @@ static uint32_t par_step(uint32_t n, uint32_t threads)
 	return threads <= 1 || n < 256 ? 1 : threads;
 }
 
-static void par_for(uint32_t n, uint32_t threads, void (*fn)(void *ctx, uint32_t i), void *ctx)
+/* fn(ctx, i) for i in [0, n) on @p threads threads, thread t taking t, t + threads, ... */
+static void par_spread(uint32_t n, uint32_t threads, void (*fn)(void *ctx, uint32_t i),
+		       void *ctx)
 {
-	struct par_job *jobs;
+	struct par_job *jobs = sn_xcalloc(threads, sizeof(*jobs));
 
-	if (par_step(n, threads) == 1) {
-		struct par_job one = {fn, ctx, n, 0, 1};
-		par_job_run(&one);
-		return;
-	}
-	jobs = sn_xcalloc(threads, sizeof(*jobs));
 	for (uint32_t t = 0; t < threads; t++) {
 		jobs[t] = (struct par_job){fn, ctx, n, t, threads};
 	}
@@ -493,20 +489,23 @@ static void par_for(uint32_t n, uint32_t threads, void (*fn)(void *ctx, uint32_t
 	free(jobs);
 }
 
+static void par_for(uint32_t n, uint32_t threads, void (*fn)(void *ctx, uint32_t i), void *ctx)
+{
+	if (par_step(n, threads) == 1) {
+		struct par_job one = {fn, ctx, n, 0, 1};
+		par_job_run(&one);
+		return;
+	}
+	par_spread(n, threads, fn, ctx);
+}
+
 void eng_par_run(uint32_t threads, void (*fn)(void *ctx, uint32_t t), void *ctx)
 {
-	struct par_job *jobs;
-
 	if (threads <= 1) {
 		fn(ctx, 0);
 		return;
 	}
-	jobs = sn_xcalloc(threads, sizeof(*jobs));
-	for (uint32_t t = 0; t < threads; t++) {
-		jobs[t] = (struct par_job){fn, ctx, threads, t, threads};
-	}
-	par_jobs(jobs, threads);
-	free(jobs);
+	par_spread(threads, threads, fn, ctx);
 }
 
 struct build_ctx {
