@@ -355,14 +355,14 @@ static int run_headless(const struct options *o)
 	}
 	if (getenv("SIPNAB_TIMING")) {
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		fprintf(stderr, "sipnab: timing: report   %.3f s\n",
+		fprintf(stderr, "sipnab: timing: report   %.4f s\n",
 			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	}
 	eng_result_free(res);
 	cap_merge_free(merge);
 	if (getenv("SIPNAB_TIMING")) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		fprintf(stderr, "sipnab: timing: free     %.3f s\n",
+		fprintf(stderr, "sipnab: timing: free     %.4f s\n",
 			(double)(t0.tv_sec - t1.tv_sec) + (double)(t0.tv_nsec - t1.tv_nsec) / 1e9);
 	}
 	for (size_t i = 0; i < re.count; i++) {

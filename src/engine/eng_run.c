@@ -84,7 +84,7 @@ static double now_s(void)
 static void timing(const char *phase, double t0)
 {
 	if (getenv("SIPNAB_TIMING")) {
-		fprintf(stderr, "sipnab: timing: %-8s %.3f s\n", phase, now_s() - t0);
+		fprintf(stderr, "sipnab: timing: %-8s %.4f s\n", phase, now_s() - t0);
 	}
 }
 
