@@ -34,6 +34,7 @@
 #include <cjson/cJSON.h>
 
 #include "sipnab/ana_ladder.h"
+#include "sipnab/sn_pool.h"
 
 #define URI_COLS   32u /* text report: widest From/To/Call-ID cell */
 #define CELL_MAX   256u
@@ -818,6 +819,7 @@ struct jslot {
 
 struct jpar {
 	const struct ana_report_input *in;
+	FILE *out;
 	json_elem_fn *elem;
 	uint32_t count;   /* elements */
 	uint32_t blocks;  /* JSON_BLOCK elements each */
@@ -869,10 +871,9 @@ static uint32_t jpar_claim(struct jpar *p)
 	return UINT32_MAX;
 }
 
-static void *jpar_main(void *arg)
+/* A helper: render blocks until none is left to claim. */
+static void jpar_help(struct jpar *p)
 {
-	struct jpar *p = arg;
-
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		uint32_t k = jpar_claim(p);
@@ -887,66 +888,73 @@ static void *jpar_main(void *arg)
 		jpar_render_locked(p, k);
 	}
 	pthread_mutex_unlock(&p->lock);
-	return NULL;
 }
 
-/* Write the elements of one array (its brackets excluded), on @p threads threads. */
+/* The calling thread: write the blocks out in order, rendering too while the next one is not
+ * ready; returns when all are written. */
+static void jpar_write(struct jpar *p)
+{
+	bool first = true;
+
+	pthread_mutex_lock(&p->lock);
+	while (p->written < p->blocks) {
+		struct jslot *sl = &p->slots[p->written % p->nslots];
+		uint32_t k;
+
+		if (sl->ready && sl->block == p->written) {
+			pthread_mutex_unlock(&p->lock);
+			if (sl->w.len) {
+				if (!first) {
+					fputs(", ", p->out);
+				}
+				fwrite(sl->w.buf, 1, sl->w.len, p->out);
+				first = false;
+			}
+			pthread_mutex_lock(&p->lock);
+			sl->ready = false;
+			p->written++;
+			pthread_cond_broadcast(&p->cond);
+			continue;
+		}
+		k = jpar_claim(p);
+		if (k != UINT32_MAX) {
+			jpar_render_locked(p, k);
+			continue;
+		}
+		pthread_cond_wait(&p->cond, &p->lock);
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void jpar_main(void *arg, uint32_t t)
+{
+	if (t == 0) {
+		jpar_write(arg);
+	} else {
+		jpar_help(arg);
+	}
+}
+
+/* Write the elements of one array (its brackets excluded), on @p threads threads: the
+ * calling one and pool helpers (a helper that starts after the last block was claimed is
+ * not needed and does not run). */
 static void json_array_parallel(FILE *out, const struct ana_report_input *in,
 				json_elem_fn *elem, uint32_t count, uint32_t threads)
 {
-	struct jpar p = {.in = in, .elem = elem, .count = count};
-	pthread_t *th = sn_xcalloc(threads, sizeof(*th));
-	uint32_t started = 0;
-	bool first = true;
+	struct jpar p = {.in = in, .elem = elem, .count = count, .out = out};
 
 	p.blocks = (count + JSON_BLOCK - 1) / JSON_BLOCK;
 	p.nslots = 4 * threads;
 	p.slots = sn_xcalloc(p.nslots, sizeof(*p.slots));
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.cond, NULL);
-	for (uint32_t t = 1; t < threads; t++) {
-		if (pthread_create(&th[started], NULL, jpar_main, &p) == 0) {
-			started++;
-		}
-	}
-	pthread_mutex_lock(&p.lock);
-	while (p.written < p.blocks) {
-		struct jslot *sl = &p.slots[p.written % p.nslots];
-		uint32_t k;
-
-		if (sl->ready && sl->block == p.written) {
-			pthread_mutex_unlock(&p.lock);
-			if (sl->w.len) {
-				if (!first) {
-					fputs(", ", out);
-				}
-				fwrite(sl->w.buf, 1, sl->w.len, out);
-				first = false;
-			}
-			pthread_mutex_lock(&p.lock);
-			sl->ready = false;
-			p.written++;
-			pthread_cond_broadcast(&p.cond);
-			continue;
-		}
-		k = jpar_claim(&p);
-		if (k != UINT32_MAX) {
-			jpar_render_locked(&p, k);
-			continue;
-		}
-		pthread_cond_wait(&p.cond, &p.lock);
-	}
-	pthread_mutex_unlock(&p.lock);
-	for (uint32_t t = 0; t < started; t++) {
-		pthread_join(th[t], NULL);
-	}
+	sn_pool_share(threads, jpar_main, &p);
 	pthread_cond_destroy(&p.cond);
 	pthread_mutex_destroy(&p.lock);
 	for (uint32_t i = 0; i < p.nslots; i++) {
 		free(p.slots[i].w.buf);
 	}
 	free(p.slots);
-	free(th);
 }
 
 /* One array's elements: on the report's threads when there are enough of them. */

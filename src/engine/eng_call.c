@@ -25,6 +25,7 @@
 #include "sipnab/sip_dialog.h"
 #include "sipnab/sip_txn.h"
 #include "sipnab/sn_hash.h"
+#include "sipnab/sn_pool.h"
 
 #include "eng_int.h"
 
@@ -433,79 +434,17 @@ static void cid_entry_free(gpointer p)
 }
 
 /*
- * Run fn(ctx, i) for i in [0, n) on @p threads threads (the calling one and threads-1 more),
- * thread t taking every threads-th i. Used where the items are independent: legs (each
- * touches only its own messages' retransmission flags and its own fields) and calls (each
- * fills only its own struct). The outcome does not depend on the thread count.
+ * The parallel steps (sn_pool_for()): legs (each touches only its own messages' retransmission
+ * flags and its own fields), calls (each fills only its own struct) and the marking of
+ * messages (each call its own). Any thread may take any item, so the outcome does not depend
+ * on the thread count. Below PAR_MIN items one thread does them all.
  */
-struct par_job {
-	void (*fn)(void *ctx, uint32_t i);
-	void *ctx;
-	uint32_t n, first, step;
-};
+#define PAR_MIN   256u
+#define PAR_GRAIN 16u /* items a thread claims at once */
 
-static gpointer par_job_run(gpointer arg)
+static uint32_t par_threads(uint32_t n, uint32_t threads)
 {
-	struct par_job *j = arg;
-
-	for (uint32_t i = j->first; i < j->n; i += j->step) {
-		j->fn(j->ctx, i);
-	}
-	return NULL;
-}
-
-/* Run jobs[0] on the calling thread and jobs[1..threads) on threads of their own. */
-static void par_jobs(struct par_job *jobs, uint32_t threads)
-{
-	GThread **th = sn_xcalloc(threads, sizeof(*th));
-
-	for (uint32_t t = 1; t < threads; t++) {
-		th[t] = g_thread_new("sn-build", par_job_run, &jobs[t]);
-	}
-	par_job_run(&jobs[0]);
-	for (uint32_t t = 1; t < threads; t++) {
-		g_thread_join(th[t]);
-	}
-	free(th);
-}
-
-/* The step par_for() takes between one thread's items: its thread count, 1 when it runs the
- * items on the calling thread alone (few of them). */
-static uint32_t par_step(uint32_t n, uint32_t threads)
-{
-	return threads <= 1 || n < 256 ? 1 : threads;
-}
-
-/* fn(ctx, i) for i in [0, n) on @p threads threads, thread t taking t, t + threads, ... */
-static void par_spread(uint32_t n, uint32_t threads, void (*fn)(void *ctx, uint32_t i),
-		       void *ctx)
-{
-	struct par_job *jobs = sn_xcalloc(threads, sizeof(*jobs));
-
-	for (uint32_t t = 0; t < threads; t++) {
-		jobs[t] = (struct par_job){fn, ctx, n, t, threads};
-	}
-	par_jobs(jobs, threads);
-	free(jobs);
-}
-
-static void par_for(uint32_t n, uint32_t threads, void (*fn)(void *ctx, uint32_t i), void *ctx)
-{
-	if (par_step(n, threads) == 1) {
-		struct par_job one = {fn, ctx, n, 0, 1};
-		par_job_run(&one);
-		return;
-	}
-	par_spread(n, threads, fn, ctx);
-}
-
-void eng_par_run(uint32_t threads, void (*fn)(void *ctx, uint32_t t), void *ctx)
-{
-	if (threads <= 1) {
-		fn(ctx, 0);
-		return;
-	}
-	par_spread(threads, threads, fn, ctx);
+	return n < PAR_MIN ? 1 : threads;
 }
 
 struct build_ctx {
@@ -515,7 +454,6 @@ struct build_ctx {
 	const uint32_t *roots, *start, *order, *members;
 	struct eng_call *calls; /* calls[j] from roots[j] */
 	uint32_t nlegs;
-	uint32_t step; /* par_for()'s step over the legs: one thread's next leg is i + step */
 };
 
 static void leg_item(void *ctx, uint32_t i)
@@ -527,8 +465,8 @@ static void leg_item(void *ctx, uint32_t i)
 	 * A leg's messages lie far apart in r->msgs (a call lasts while others start) and their
 	 * strings in the workers' arenas, so each was a miss to memory, one after the other.
 	 * Ask for the strings this leg compares now (its messages were asked for one leg
-	 * earlier), and for the messages of the leg this thread takes next (par_for() steps by
-	 * b->step). Legs took 17.1 ms -> 13.1 ms (median of 31, c5k, one core).
+	 * earlier), and for the messages of the leg this thread takes next (the next one of its
+	 * block of PAR_GRAIN). Legs took 17.1 ms -> 13.1 ms (median of 31, c5k, one core).
 	 */
 	for (uint32_t k = 0; k < lg->n; k++) {
 		const struct eng_msg *m = b->r->msgs[lg->msgs[k]];
@@ -539,8 +477,8 @@ static void leg_item(void *ctx, uint32_t i)
 		__builtin_prefetch(m->sent_by);
 		__builtin_prefetch(m->ruri);
 	}
-	if (i + b->step < b->nlegs) {
-		const struct leg *nx = &b->legs[i + b->step];
+	if ((i + 1) % PAR_GRAIN != 0 && i + 1 < b->nlegs) {
+		const struct leg *nx = &b->legs[i + 1];
 
 		for (uint32_t k = 0; k < nx->n; k++) {
 			const char *p = (const char *)b->r->msgs[nx->msgs[k]];
@@ -637,8 +575,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	b.legs = legs;
 	b.capture_end = capture_end;
 	b.nlegs = nlegs;
-	b.step = par_step(nlegs, threads);
-	par_for(nlegs, threads, leg_item, &b);
+	sn_pool_for(nlegs, par_threads(nlegs, threads), PAR_GRAIN, leg_item, &b);
 	/* group legs by root: counting sort keeps each call's legs in first-seen order */
 	start = sn_xcalloc(nlegs + 1u, sizeof(*start));
 	order = sn_xcalloc(nlegs + 1u, sizeof(*order));
@@ -666,7 +603,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	b.order = order;
 	b.members = members;
 	b.calls = r->calls;
-	par_for(nroots, threads, call_item, &b);
+	sn_pool_for(nroots, par_threads(nroots, threads), PAR_GRAIN, call_item, &b);
 	for (uint32_t j = 0; j < nroots; j++) {
 		struct eng_call *c = &r->calls[j];
 
@@ -682,7 +619,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	}
 	r->call_count = ncalls;
 	qsort(r->calls, ncalls, sizeof(*r->calls), call_cmp);
-	par_for(ncalls, threads, call_mark, r);
+	sn_pool_for(ncalls, par_threads(ncalls, threads), PAR_GRAIN, call_mark, r);
 	for (uint32_t i = 0; i < ncalls; i++) {
 		r->dialogs += r->calls[i].dialogs;
 		r->by_state[r->calls[i].state]++;

@@ -129,9 +129,6 @@ void eng_msgs_sort(struct eng *e);
 
 /* eng_call.c: group the sorted messages into calls; sets msg->call and msg->retransmission. */
 void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads);
-/* Run fn(ctx, t) for t in [0, threads): t = 0 on the calling thread, the others on threads of
- * their own; returns when all are done. */
-void eng_par_run(uint32_t threads, void (*fn)(void *ctx, uint32_t t), void *ctx);
 
 /* eng_media.c */
 void eng_media_udp(struct eng *e, const struct cap_packet *pkt);

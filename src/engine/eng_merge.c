@@ -16,7 +16,7 @@
  *   5. sort streams by (first packet, source, destination, SSRC) and link calls to them.
  * Nothing here depends on how packets were spread over workers, so `--cores N` equals
  * `--cores 1` byte for byte. Steps 2-4 run their parallel parts on as many threads as there
- * were workers (eng_par_run()).
+ * were workers (sn_pool_for(): any thread may take any part).
  * Ownership: the result owns copies or moved storage; the engines keep only what they free.
  */
 #include "config.h"
@@ -30,6 +30,7 @@
 #include "sipnab/rtp_mos.h"
 #include "sipnab/sdp.h"
 #include "sipnab/sn_hash.h"
+#include "sipnab/sn_pool.h"
 
 #include "eng_int.h"
 
@@ -215,7 +216,7 @@ static void order_msgs(struct eng_result *r, struct eng *const *engines, size_t 
 				j.base[t] += cut[i];
 			}
 		}
-		eng_par_run(parts, merge_part, &j);
+		sn_pool_for(parts, parts, 1, merge_part, &j);
 		free(j.cut);
 		free(j.base);
 	}
@@ -913,7 +914,7 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 	sj.base = sn_xcalloc(count + 1, sizeof(*sj.base));
 	sj.rtp_packets = sn_xcalloc(count + 1, sizeof(*sj.rtp_packets));
 	if (count) {
-		eng_par_run((uint32_t)count, streams_choose, &sj);
+		sn_pool_for((uint32_t)count, (uint32_t)count, 1, streams_choose, &sj);
 	}
 	for (size_t w = 0; w < count; w++) {
 		sj.base[w] = n;
@@ -921,7 +922,7 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 	}
 	r->streams = sn_xcalloc(n + 1u, sizeof(*r->streams));
 	if (count) {
-		eng_par_run((uint32_t)count, streams_fill, &sj);
+		sn_pool_for((uint32_t)count, (uint32_t)count, 1, streams_fill, &sj);
 	}
 	for (size_t w = 0; w < count; w++) {
 		r->stats.rtp_packets += sj.rtp_packets[w];

@@ -39,9 +39,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <glib.h>
-
 #include "sipnab/cap_decode.h"
+#include "sipnab/sn_pool.h"
 
 #define SPLIT_CHUNK   (2u << 20) /* bytes of the file per chunk, at most (SIPNAB_SPLIT_CHUNK: tests) */
 #define SPLIT_CHUNK_MIN (256u << 10) /* and at least (see SPLIT_INFLIGHT) */
@@ -125,7 +124,6 @@ struct split_thread {
 	uint32_t id;
 	uint64_t next; /* next chunk this thread analyses */
 	uint64_t records, scanned; /* for SIPNAB_TIMING */
-	GThread *thread;
 };
 
 static struct slot *slot_of(struct split *sp, uint64_t chunk)
@@ -311,10 +309,14 @@ static void analyse(struct split_thread *t, uint64_t c)
 	t->records += l->n;
 }
 
-static gpointer split_main(gpointer arg)
+/* Thread @p id of the run: its share of the analysis, and any chunk it finds to scan. */
+static void split_main(void *arg, uint32_t id)
 {
-	struct split_thread *t = arg;
+	struct split_thread *t = &((struct split_thread *)arg)[id];
 	struct split *sp = t->sp;
+	struct timespec cpu0;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
 
 	for (;;) {
 		uint64_t v = atomic_load_explicit(&sp->verified, memory_order_acquire);
@@ -368,12 +370,13 @@ static gpointer split_main(gpointer arg)
 	if (getenv("SIPNAB_TIMING")) {
 		struct timespec cpu;
 
+		/* the thread may be a pool helper that ran other steps before */
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
 		fprintf(stderr, "sipnab: timing: thread %u: %.3f s cpu, %llu records, %llu scanned\n",
-			t->id, (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9,
+			t->id, (double)(cpu.tv_sec - cpu0.tv_sec) +
+			(double)(cpu.tv_nsec - cpu0.tv_nsec) / 1e9,
 			(unsigned long long)t->records, (unsigned long long)t->scanned);
 	}
-	return NULL;
 }
 
 bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n,
@@ -421,16 +424,9 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 		t[i].sp = &sp;
 		t[i].id = i;
 	}
-	for (uint32_t i = 1; i < n; i++) {
-		char name[32];
-
-		snprintf(name, sizeof(name), "sn-worker-%u", i);
-		t[i].thread = g_thread_new(name, split_main, &t[i]);
-	}
-	split_main(&t[0]);
-	for (uint32_t i = 1; i < n; i++) {
-		g_thread_join(t[i].thread);
-	}
+	/* the threads wait for each other (a chunk's slot is free once all have analysed it):
+	 * each needs a thread of its own */
+	sn_pool_run(n, split_main, t);
 	if (getenv("SIPNAB_TIMING")) {
 		fprintf(stderr, "sipnab: timing: %llu chunks of %zu bytes, %llu read again\n",
 			(unsigned long long)sp.chunks, sp.chunk, (unsigned long long)sp.rescans);

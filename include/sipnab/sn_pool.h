@@ -1,0 +1,42 @@
+/*
+ * sn_pool.h - helper threads kept for the life of the process, for parallel steps that are
+ * too short to pay for starting threads: the engine's analysis threads, the build's parallel
+ * loops, the report's arrays.
+ *
+ * A job runs fn(ctx, 0) on the calling thread and fn(ctx, t), t in [1, threads), on helpers.
+ * Helpers are started on first use (as many as the largest job asked for) and kept, asleep
+ * between jobs.
+ * Thread: any thread may submit; jobs run one at a time (a second submitter waits). fn must
+ * not submit a job itself.
+ */
+#ifndef SIPNAB_SN_POOL_H
+#define SIPNAB_SN_POOL_H
+
+#include "sipnab/sn_base.h"
+
+/** A job's function: @p t is 0 on the calling thread, 1.. on helpers. */
+typedef void sn_pool_fn(void *ctx, uint32_t t);
+
+/**
+ * fn(ctx, t) for every t in [0, threads), each on its own thread and all at once (they may
+ * wait for each other); returns when all have returned. threads <= 1 calls fn(ctx, 0) alone.
+ */
+void sn_pool_run(uint32_t threads, sn_pool_fn *fn, void *ctx);
+
+/**
+ * Work sharing: fn(ctx, 0) on the calling thread and fn(ctx, t) on each helper, of up to
+ * threads - 1, that starts before the job closes (just after fn(ctx, 0) returns); one that
+ * does not never runs it. So fn must take its work from a shared supply, each call doing
+ * what is left, and the caller's call must not return before the work is done: a call that
+ * starts at the end finds nothing to do. Returns when every call that started has returned.
+ */
+void sn_pool_share(uint32_t threads, sn_pool_fn *fn, void *ctx);
+
+/**
+ * fn(ctx, i) once for every i in [0, n), in blocks of @p grain consecutive items (0: 1) that
+ * the calling thread and up to threads - 1 helpers claim in turn (sn_pool_share()). Items must
+ * not depend on each other or on which thread runs them.
+ */
+void sn_pool_for(uint32_t n, uint32_t threads, uint32_t grain, sn_pool_fn *fn, void *ctx);
+
+#endif

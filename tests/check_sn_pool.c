@@ -1,0 +1,306 @@
+/*
+ * check_sn_pool.c - the helper-thread pool behind the engine's analysis threads, the build's
+ * parallel loops and the report's arrays: sn_pool_run() runs every t at once on threads of
+ * their own, even when the caller's t is done before a helper starts; sn_pool_for() runs
+ * every item exactly once whatever the threads, grain and count; sn_pool_share() runs t = 0
+ * on the caller and nothing after it returns; many jobs in a row and jobs from two
+ * submitting threads lose nothing.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <check.h>
+
+#include "sipnab/sn_pool.h"
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Every t waits until all threads of the job have arrived (5 s at most): run one after
+ * the other, they would not. */
+struct meet {
+	uint32_t threads;
+	atomic_uint arrived;
+	atomic_uint timed_out;
+	atomic_uint ran[16];
+	pthread_t self[16];
+};
+
+static void meet_fn(void *ctx, uint32_t t)
+{
+	struct meet *m = ctx;
+	int64_t until = now_ns() + 5000000000;
+
+	atomic_fetch_add(&m->ran[t], 1);
+	m->self[t] = pthread_self();
+	atomic_fetch_add(&m->arrived, 1);
+	while (atomic_load(&m->arrived) < m->threads) {
+		if (now_ns() > until) {
+			atomic_fetch_add(&m->timed_out, 1);
+			return;
+		}
+		sched_yield();
+	}
+}
+
+START_TEST(test_sn_pool_run_runs_every_t_at_once_on_its_own_thread)
+{
+	static const uint32_t sizes[] = {2, 4, 3, 8, 2};
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct meet m = {.threads = sizes[k]};
+
+		sn_pool_run(sizes[k], meet_fn, &m);
+		ck_assert_uint_eq(atomic_load(&m.timed_out), 0);
+		ck_assert_uint_eq(atomic_load(&m.arrived), sizes[k]);
+		ck_assert(pthread_equal(m.self[0], pthread_self()));
+		for (uint32_t t = 0; t < sizes[k]; t++) {
+			ck_assert_uint_eq(atomic_load(&m.ran[t]), 1);
+			for (uint32_t u = 0; u < t; u++) {
+				ck_assert(!pthread_equal(m.self[t], m.self[u]));
+			}
+		}
+	}
+}
+END_TEST
+
+/* (Check's assertions write to a pipe every time they pass: not in the per-item loops.) */
+/* t = 0 returns at once; the helpers' t still all run, and at once (they meet). */
+static void helpers_meet_fn(void *ctx, uint32_t t)
+{
+	struct meet *m = ctx;
+	int64_t until = now_ns() + 5000000000;
+
+	atomic_fetch_add(&m->ran[t], 1);
+	if (t == 0) {
+		return;
+	}
+	atomic_fetch_add(&m->arrived, 1);
+	while (atomic_load(&m->arrived) < m->threads - 1) {
+		if (now_ns() > until) {
+			atomic_fetch_add(&m->timed_out, 1);
+			return;
+		}
+		sched_yield();
+	}
+}
+
+START_TEST(test_sn_pool_run_waits_for_every_t_when_the_caller_is_done_first)
+{
+	for (uint32_t round = 0; round < 300; round++) {
+		struct meet m = {.threads = 2 + round % 7};
+
+		sn_pool_run(m.threads, helpers_meet_fn, &m);
+		ck_assert_uint_eq(atomic_load(&m.timed_out), 0);
+		for (uint32_t t = 0; t < m.threads; t++) {
+			ck_assert_uint_eq(atomic_load(&m.ran[t]), 1);
+		}
+	}
+}
+END_TEST
+
+struct count {
+	uint32_t n;
+	atomic_uint *seen;
+	atomic_uint out_of_range;
+};
+
+static void count_fn(void *ctx, uint32_t i)
+{
+	struct count *c = ctx;
+
+	if (i >= c->n) {
+		atomic_fetch_add(&c->out_of_range, 1);
+		return;
+	}
+	atomic_fetch_add(&c->seen[i], 1);
+}
+
+/* The first item not seen exactly once, or n. */
+static uint32_t count_first_bad(struct count *c)
+{
+	for (uint32_t i = 0; i < c->n; i++) {
+		if (atomic_load(&c->seen[i]) != 1) {
+			return i;
+		}
+	}
+	return c->n;
+}
+
+START_TEST(test_sn_pool_for_runs_every_item_exactly_once)
+{
+	static const uint32_t ns[] = {0, 1, 15, 16, 17, 255, 1000, 100003};
+	static const uint32_t grains[] = {0, 1, 16, 64, 200000};
+	static const uint32_t threads[] = {1, 2, 3, 8};
+
+	for (size_t a = 0; a < sizeof(ns) / sizeof(ns[0]); a++) {
+		for (size_t b = 0; b < sizeof(grains) / sizeof(grains[0]); b++) {
+			for (size_t c = 0; c < sizeof(threads) / sizeof(threads[0]); c++) {
+				struct count cnt = {.n = ns[a], .seen = calloc(ns[a] + 1u, sizeof(atomic_uint))};
+				uint32_t bad;
+
+				sn_pool_for(ns[a], threads[c], grains[b], count_fn, &cnt);
+				bad = count_first_bad(&cnt);
+				ck_assert_msg(bad == ns[a], "n %u grain %u threads %u: item %u ran %u times",
+					      ns[a], grains[b], threads[c], bad,
+					      bad < ns[a] ? atomic_load(&cnt.seen[bad]) : 0);
+				ck_assert_uint_eq(atomic_load(&cnt.out_of_range), 0);
+				free(cnt.seen);
+			}
+		}
+	}
+}
+END_TEST
+
+/* Work sharing: a supply of items taken by whoever runs; t = 0 on the caller. */
+struct share {
+	atomic_uint next;
+	uint32_t n;
+	atomic_uint done;
+	atomic_uint calls;
+	atomic_uint zero_calls;
+	pthread_t zero;
+};
+
+static void share_fn(void *ctx, uint32_t t)
+{
+	struct share *s = ctx;
+
+	atomic_fetch_add(&s->calls, 1);
+	if (t == 0) {
+		atomic_fetch_add(&s->zero_calls, 1);
+		s->zero = pthread_self();
+	}
+	while (atomic_fetch_add(&s->next, 1) < s->n) {
+		atomic_fetch_add(&s->done, 1);
+	}
+}
+
+START_TEST(test_sn_pool_share_runs_zero_on_the_caller_and_nothing_after_it_returns)
+{
+	for (uint32_t round = 0; round < 2000; round++) {
+		struct share s = {.n = round % 97};
+		uint32_t calls;
+
+		sn_pool_share(2 + round % 3, share_fn, &s);
+		calls = atomic_load(&s.calls);
+		ck_assert_uint_eq(atomic_load(&s.done), s.n);
+		ck_assert_uint_eq(atomic_load(&s.zero_calls), 1);
+		ck_assert(pthread_equal(s.zero, pthread_self()));
+		ck_assert_uint_ge(calls, 1);
+		ck_assert_uint_le(calls, 2 + round % 3);
+		if (round % 100 == 0) {
+			/* a helper that had not started stays out of the finished job */
+			struct timespec nap = {0, 2000000};
+
+			nanosleep(&nap, NULL);
+			ck_assert_uint_eq(atomic_load(&s.calls), calls);
+		}
+	}
+}
+END_TEST
+
+/* Many short jobs in a row, alternating the two kinds: no job lost, none run twice. */
+START_TEST(test_sn_pool_many_jobs_in_a_row)
+{
+	for (uint32_t round = 0; round < 1000; round++) {
+		if (round % 2) {
+			struct meet m = {.threads = 2 + round % 3};
+
+			sn_pool_run(m.threads, meet_fn, &m);
+			ck_assert_uint_eq(atomic_load(&m.timed_out), 0);
+			for (uint32_t t = 0; t < m.threads; t++) {
+				ck_assert_uint_eq(atomic_load(&m.ran[t]), 1);
+			}
+		} else {
+			atomic_uint seen[300] = {0};
+			struct count c = {.n = 300, .seen = seen};
+
+			sn_pool_for(300, 4, 7, count_fn, &c);
+			ck_assert_uint_eq(count_first_bad(&c), 300);
+			ck_assert_uint_eq(atomic_load(&c.out_of_range), 0);
+		}
+	}
+}
+END_TEST
+
+static void *submitter(void *arg)
+{
+	atomic_uint *bad = arg;
+
+	for (uint32_t round = 0; round < 200; round++) {
+		atomic_uint seen[1000] = {0};
+		struct count c = {.n = 1000, .seen = seen};
+		struct meet m = {.threads = 3};
+
+		sn_pool_for(1000, 3, 10, count_fn, &c);
+		if (count_first_bad(&c) != 1000 || atomic_load(&c.out_of_range)) {
+			atomic_fetch_add(bad, 1);
+		}
+		sn_pool_run(3, meet_fn, &m);
+		if (atomic_load(&m.timed_out) || atomic_load(&m.arrived) != 3) {
+			atomic_fetch_add(bad, 1);
+		}
+	}
+	return NULL;
+}
+
+START_TEST(test_sn_pool_takes_jobs_from_two_threads_one_at_a_time)
+{
+	atomic_uint bad = 0;
+	pthread_t a, b;
+
+	ck_assert_int_eq(pthread_create(&a, NULL, submitter, &bad), 0);
+	ck_assert_int_eq(pthread_create(&b, NULL, submitter, &bad), 0);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	ck_assert_uint_eq(atomic_load(&bad), 0);
+}
+END_TEST
+
+static Suite *sn_pool_suite(void)
+{
+	const struct {
+		const char *name;
+		const TTest *test;
+	} cases[] = {
+		{"run", test_sn_pool_run_runs_every_t_at_once_on_its_own_thread},
+		{"run-late", test_sn_pool_run_waits_for_every_t_when_the_caller_is_done_first},
+		{"for", test_sn_pool_for_runs_every_item_exactly_once},
+		{"share", test_sn_pool_share_runs_zero_on_the_caller_and_nothing_after_it_returns},
+		{"rounds", test_sn_pool_many_jobs_in_a_row},
+		{"submitters", test_sn_pool_takes_jobs_from_two_threads_one_at_a_time},
+	};
+	Suite *s = suite_create("sn_pool");
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		TCase *tc = tcase_create(cases[i].name);
+
+		tcase_set_timeout(tc, 60);
+		tcase_add_test(tc, cases[i].test);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sn_pool_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
