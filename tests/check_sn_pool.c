@@ -4,7 +4,8 @@
  * their own, even when the caller's t is done before a helper starts; sn_pool_for() runs
  * every item exactly once whatever the threads, grain and count; sn_pool_share() runs t = 0
  * on the caller and nothing after it returns; many jobs in a row and jobs from two
- * submitting threads lose nothing.
+ * submitting threads lose nothing; helpers run with every allowed CPU (they are only started
+ * away from the submitter's), and on one allowed CPU everything still runs.
  */
 #include "config.h"
 
@@ -269,6 +270,71 @@ START_TEST(test_sn_pool_takes_jobs_from_two_threads_one_at_a_time)
 }
 END_TEST
 
+/* Helpers are started and woken away from the submitter's CPU: each must have every allowed
+ * CPU back by the time it runs its part (else it would stay pinned), and with one CPU allowed
+ * everything still runs there. */
+struct masks {
+	cpu_set_t seen[8];
+	int got[8];
+};
+
+static void mask_fn(void *ctx, uint32_t t)
+{
+	struct masks *m = ctx;
+
+	m->got[t] = sched_getaffinity(0, sizeof(m->seen[t]), &m->seen[t]) == 0;
+}
+
+START_TEST(test_sn_pool_helpers_run_with_every_allowed_cpu)
+{
+	cpu_set_t allowed;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+	for (uint32_t round = 0; round < 100; round++) {
+		struct masks m = {0};
+		uint32_t threads = 2 + round % (CPU_COUNT(&allowed) > 2 ? 3 : 1);
+
+		sn_pool_run(threads, mask_fn, &m);
+		for (uint32_t t = 0; t < threads; t++) {
+			ck_assert(m.got[t]);
+			ck_assert_msg(CPU_EQUAL(&m.seen[t], &allowed),
+				      "round %u: t %u ran with %d of the %d allowed CPUs", round, t,
+				      CPU_COUNT(&m.seen[t]), CPU_COUNT(&allowed));
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_sn_pool_runs_on_one_allowed_cpu)
+{
+	cpu_set_t allowed, one;
+	int first = -1;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+	for (int c = 0; c < CPU_SETSIZE && first < 0; c++) {
+		if (CPU_ISSET(c, &allowed)) {
+			first = c;
+		}
+	}
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	for (uint32_t round = 0; round < 50; round++) {
+		struct meet mt = {.threads = 2 + round % 3};
+		struct masks m = {0};
+		atomic_uint seen[100] = {0};
+		struct count c = {.n = 100, .seen = seen};
+
+		sn_pool_run(mt.threads, meet_fn, &mt);
+		ck_assert_uint_eq(atomic_load(&mt.timed_out), 0);
+		sn_pool_run(2, mask_fn, &m);
+		ck_assert(CPU_EQUAL(&m.seen[1], &one));
+		sn_pool_for(100, 3, 1, count_fn, &c);
+		ck_assert_uint_eq(count_first_bad(&c), 100);
+	}
+}
+END_TEST
+
 static Suite *sn_pool_suite(void)
 {
 	const struct {
@@ -281,6 +347,8 @@ static Suite *sn_pool_suite(void)
 		{"share", test_sn_pool_share_runs_zero_on_the_caller_and_nothing_after_it_returns},
 		{"rounds", test_sn_pool_many_jobs_in_a_row},
 		{"submitters", test_sn_pool_takes_jobs_from_two_threads_one_at_a_time},
+		{"cpus", test_sn_pool_helpers_run_with_every_allowed_cpu},
+		{"one-cpu", test_sn_pool_runs_on_one_allowed_cpu},
 	};
 	Suite *s = suite_create("sn_pool");
 

@@ -18,6 +18,12 @@
 typedef void sn_pool_fn(void *ctx, uint32_t t);
 
 /**
+ * Start the helpers a job of @p threads needs, now rather than at its start (they wait
+ * asleep): a thread just started tends to run on its creator's CPU for a while.
+ */
+void sn_pool_start(uint32_t threads);
+
+/**
  * fn(ctx, t) for every t in [0, threads), each on its own thread and all at once (they may
  * wait for each other); returns when all have returned. threads <= 1 calls fn(ctx, 0) alone.
  */

@@ -40,6 +40,7 @@
 #include <glib.h>
 
 #include "sipnab/cap_decode.h"
+#include "sipnab/sn_pool.h"
 #include "sipnab/sn_queue.h"
 
 #include "eng_split.h"
@@ -177,7 +178,9 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 		return run_single(m, &cfg->eng, on_error, user);
 	}
 	if (cap_merge_single(m) && !getenv("SIPNAB_NO_SPLIT")) {
-		/* one mapped file: every thread reads chunks of it (eng_split.c) */
+		/* one mapped file: every thread reads chunks of it (eng_split.c), on the pool's
+		 * helpers, started now to be asleep and ready by then */
+		sn_pool_start(n);
 		engines = sn_xcalloc(n, sizeof(*engines));
 		for (uint32_t i = 0; i < n; i++) {
 			engines[i] = eng_new(&cfg->eng);
