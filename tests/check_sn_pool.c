@@ -5,16 +5,20 @@
  * every item exactly once whatever the threads, grain and count; sn_pool_share() runs t = 0
  * on the caller and nothing after it returns; many jobs in a row and jobs from two
  * submitting threads lose nothing; helpers run with every allowed CPU (they are only started
- * away from the submitter's), and on one allowed CPU everything still runs.
+ * away from the submitter's), and on one allowed CPU everything still runs; a forked child
+ * starts with a pool of its own.
  */
 #include "config.h"
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -335,6 +339,60 @@ START_TEST(test_sn_pool_runs_on_one_allowed_cpu)
 }
 END_TEST
 
+/* ThreadSanitizer cannot start threads in the child of a multi-threaded process. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+
+/* A child of fork() has no helpers of its parent's: its jobs must still run (they would
+ * wait forever for helpers that do not exist). */
+START_TEST(test_sn_pool_works_in_a_forked_child)
+{
+	struct meet m = {.threads = 2};
+	pid_t pid;
+	int status = 0;
+	int64_t until;
+
+#ifdef UNDER_TSAN
+	return;
+#endif
+	sn_pool_run(2, meet_fn, &m); /* the parent has a helper now */
+	ck_assert_uint_eq(atomic_load(&m.timed_out), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct meet c = {.threads = 3};
+		atomic_uint seen[500] = {0};
+		struct count cnt = {.n = 500, .seen = seen};
+
+		sn_pool_run(3, meet_fn, &c);
+		sn_pool_for(500, 2, 5, count_fn, &cnt);
+		_exit(atomic_load(&c.timed_out) == 0 && atomic_load(&c.arrived) == 3 &&
+		      count_first_bad(&cnt) == 500 ? 0 : 1);
+	}
+	until = now_ns() + 20000000000;
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (now_ns() > until) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			ck_abort_msg("the forked child's jobs did not finish in 20 s");
+		}
+		struct timespec nap = {0, 10000000};
+		nanosleep(&nap, NULL);
+	}
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	/* and the parent's pool still works */
+	m = (struct meet){.threads = 2};
+	sn_pool_run(2, meet_fn, &m);
+	ck_assert_uint_eq(atomic_load(&m.timed_out), 0);
+}
+END_TEST
+
 static Suite *sn_pool_suite(void)
 {
 	const struct {
@@ -349,6 +407,7 @@ static Suite *sn_pool_suite(void)
 		{"submitters", test_sn_pool_takes_jobs_from_two_threads_one_at_a_time},
 		{"cpus", test_sn_pool_helpers_run_with_every_allowed_cpu},
 		{"one-cpu", test_sn_pool_runs_on_one_allowed_cpu},
+		{"fork", test_sn_pool_works_in_a_forked_child},
 	};
 	Suite *s = suite_create("sn_pool");
 

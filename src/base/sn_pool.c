@@ -169,10 +169,42 @@ static void steer_helpers(const void *away)
 #endif
 }
 
+/*
+ * A child of fork() has none of its parent's helpers (only the thread that called fork()
+ * goes on in it): it starts with an empty pool, like a process that never used one. fork()
+ * may come from any thread at any moment, even during a job, so the child's locks are made
+ * anew rather than unlocked. Registered when the first helper starts.
+ */
+static void pool_after_fork_child(void)
+{
+	pthread_mutex_init(&pool.submit, NULL);
+	pthread_mutex_init(&pool.lock, NULL);
+	pthread_cond_init(&pool.wake, NULL);
+	pthread_cond_init(&pool.done, NULL);
+	pool.helpers = 0;
+	pool.open = false;
+	pool.inside = 0;
+	pool.fn = NULL;
+	pool.ctx = NULL;
+#ifdef SN_POOL_STEER
+	pool.known = 0;
+#endif
+}
+
+static pthread_once_t pool_fork_once = PTHREAD_ONCE_INIT;
+
+static void pool_fork_register(void)
+{
+	(void)pthread_atfork(NULL, NULL, pool_after_fork_child);
+}
+
 /* Start helpers until there are @p want (submit mutex held), on the CPUs @p away when not
  * NULL; 0, or pthread_create()'s error. */
 static int grow(uint32_t want, const void *away)
 {
+	if (pool.helpers < want) {
+		pthread_once(&pool_fork_once, pool_fork_register);
+	}
 	while (pool.helpers < want) {
 		pthread_attr_t attr;
 		pthread_t th;
