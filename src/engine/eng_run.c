@@ -24,8 +24,8 @@
  * Hand-off: per worker an sn_queue (lock-free single-producer single-consumer ring) of full
  * batches and one of empty batches; a fixed number
  * of batches per worker bounds the memory in flight and makes the reader wait (offline input
- * is never dropped). Thread: eng_run() is called from one thread; it starts and joins the
- * workers itself.
+ * is never dropped). Thread: eng_run() is called from one thread; the reading thread's part
+ * and the workers run as one job on the pool's helpers (sn_pool_run()).
  */
 #include "config.h"
 
@@ -36,8 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include <glib.h>
 
 #include "sipnab/cap_decode.h"
 #include "sipnab/sn_pool.h"
@@ -63,7 +61,6 @@ struct worker {
 	struct eng *eng;       /* owned; touched only by the worker thread until joined */
 	struct sn_queue full;  /* reader -> worker: batches to analyse */
 	struct sn_queue empty; /* worker -> reader: batches to refill */
-	GThread *thread;
 	struct batch *cur;     /* reader side: the batch being filled */
 	struct batch *pool;    /* the batches, owned */
 	/* for giving back transient input (streamed gzip) once analysed, reader side: */
@@ -89,10 +86,9 @@ static void timing(const char *phase, double t0)
 	}
 }
 
-static gpointer worker_main(gpointer arg)
+/* A worker: analyse the batches handed over until the last one. */
+static void worker_run(struct worker *w)
 {
-	struct worker *w = arg;
-
 	for (;;) {
 		struct batch *b = sn_queue_pop(&w->full);
 		bool last = b->last;
@@ -107,7 +103,6 @@ static gpointer worker_main(gpointer arg)
 		}
 	}
 	eng_finish(w->eng);
-	return NULL;
 }
 
 /*
@@ -161,17 +156,70 @@ static struct eng_result *run_single(struct cap_merge *m, const struct eng_confi
 	return r;
 }
 
+/* The reading thread's part and the workers' (sn_pool_run()). */
+struct dispatch {
+	struct cap_merge *m;
+	cap_merge_error_fn *on_error;
+	void *user;
+	struct worker *w;
+	uint32_t n;
+	uint32_t main_buckets; /* buckets below this are the reading thread's own */
+	const struct cap_reader *stream; /* streamed input to give back, or NULL */
+	double t0;
+};
+
+/* Thread 0 reads, shards and analyses its own share; thread t > 0 is worker t. */
+static void dispatch_main(void *arg, uint32_t t)
+{
+	struct dispatch *d = arg;
+	struct worker *w = d->w;
+	uint32_t n = d->n;
+	struct cap_record rec;
+	uint64_t released = 0;
+
+	if (t > 0) {
+		worker_run(&w[t]);
+		return;
+	}
+	while (cap_merge_next(d->m, &rec, d->on_error, d->user) == SN_OK) {
+		uint32_t bucket = cap_record_host_hash(&rec) % ENG_BUCKETS;
+		uint32_t shard = bucket < d->main_buckets ?
+				 0 : 1 + (bucket - d->main_buckets) % (n - 1);
+		struct worker *wk = &w[shard];
+		struct batch *b;
+
+		if (shard == 0) {
+			eng_packet(w[0].eng, &rec);
+			continue;
+		}
+		b = wk->cur;
+		b->recs[b->count++] = rec;
+		if (b->count == ENG_BATCH) {
+			b->seq = ++wk->next_seq;
+			wk->firsts[b->seq % ENG_BATCHES_PER_WK] = b->recs[0].offset;
+			sn_queue_push(&wk->full, b);
+			wk->cur = sn_queue_pop(&wk->empty);
+			if (d->stream) {
+				released = give_back(d->stream, w, n, rec.offset, released);
+			}
+		}
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		w[i].cur->last = true;
+		sn_queue_push(&w[i].full, w[i].cur);
+	}
+	eng_finish(w[0].eng);
+	timing("read", d->t0);
+}
+
 struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg,
 			   cap_merge_error_fn *on_error, void *user)
 {
 	uint32_t n = cfg->cores ? cfg->cores : 1;
 	struct worker *w;
 	struct eng **engines;
-	struct cap_record rec;
 	struct eng_result *r;
-	uint32_t main_buckets;
-	const struct cap_reader *stream;
-	uint64_t released = 0;
+	struct dispatch d = {0};
 	double t0 = now_s();
 
 	if (n == 1 && !getenv("SIPNAB_FORCE_SPLIT")) {
@@ -205,9 +253,8 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	engines = sn_xcalloc(n, sizeof(*engines));
 	w[0].eng = eng_new(&cfg->eng); /* shard 0: the calling thread */
 	engines[0] = w[0].eng;
+	sn_pool_start(n);
 	for (uint32_t i = 1; i < n; i++) {
-		char name[32];
-
 		w[i].eng = eng_new(&cfg->eng);
 		engines[i] = w[i].eng;
 		atomic_init(&w[i].done, 0);
@@ -218,50 +265,25 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 			sn_queue_push(&w[i].empty, &w[i].pool[j]);
 		}
 		w[i].cur = &w[i].pool[0];
-		snprintf(name, sizeof(name), "sn-worker-%u", i);
-		w[i].thread = g_thread_new(name, worker_main, &w[i]);
 	}
 	/*
 	 * Host pairs go to 64 buckets. The reading thread also reads, so it takes fewer buckets
 	 * (3/4 of an equal share); the workers share the rest. Any assignment of host pairs to
 	 * engines gives the same result, so this balance is free to change.
 	 */
-	main_buckets = (ENG_BUCKETS * 3u) / (4u * n);
-	stream = cap_merge_single(m);
-	if (stream && !cap_reader_transient(stream)) {
-		stream = NULL;
+	d.m = m;
+	d.on_error = on_error;
+	d.user = user;
+	d.w = w;
+	d.n = n;
+	d.t0 = t0;
+	d.main_buckets = (ENG_BUCKETS * 3u) / (4u * n);
+	d.stream = cap_merge_single(m);
+	if (d.stream && !cap_reader_transient(d.stream)) {
+		d.stream = NULL;
 	}
-	while (cap_merge_next(m, &rec, on_error, user) == SN_OK) {
-		uint32_t bucket = cap_record_host_hash(&rec) % ENG_BUCKETS;
-		uint32_t shard = bucket < main_buckets ? 0 : 1 + (bucket - main_buckets) % (n - 1);
-		struct worker *wk = &w[shard];
-		struct batch *b;
-
-		if (shard == 0) {
-			eng_packet(w[0].eng, &rec);
-			continue;
-		}
-		b = wk->cur;
-		b->recs[b->count++] = rec;
-		if (b->count == ENG_BATCH) {
-			b->seq = ++wk->next_seq;
-			wk->firsts[b->seq % ENG_BATCHES_PER_WK] = b->recs[0].offset;
-			sn_queue_push(&wk->full, b);
-			wk->cur = sn_queue_pop(&wk->empty);
-			if (stream) {
-				released = give_back(stream, w, n, rec.offset, released);
-			}
-		}
-	}
-	for (uint32_t i = 1; i < n; i++) {
-		w[i].cur->last = true;
-		sn_queue_push(&w[i].full, w[i].cur);
-	}
-	eng_finish(w[0].eng);
-	timing("read", t0);
-	for (uint32_t i = 1; i < n; i++) {
-		g_thread_join(w[i].thread);
-	}
+	/* the reading thread and the workers run at once, on the pool's helpers */
+	sn_pool_run(n, dispatch_main, &d);
 	timing("analyse", t0);
 	t0 = now_s();
 	r = eng_result_build(engines, n);
