@@ -6,7 +6,8 @@
  * on the caller and nothing after it returns; many jobs in a row and jobs from two
  * submitting threads lose nothing; helpers run with every allowed CPU (they are only started
  * away from the submitter's), and on one allowed CPU everything still runs; a forked child
- * starts with a pool of its own.
+ * starts with a pool of its own; work sharing asked for inside a job runs there; helpers
+ * block asynchronous signals.
  */
 #include "config.h"
 
@@ -393,6 +394,53 @@ START_TEST(test_sn_pool_works_in_a_forked_child)
 }
 END_TEST
 
+/* Work sharing asked for from inside a job runs there (a second job would wait for the one
+ * it is part of); helpers block asynchronous signals, the caller's mask is left alone. */
+struct inner {
+	atomic_uint bad;
+	atomic_uint helpers_blocking;
+	atomic_uint helpers;
+};
+
+static void inner_fn(void *ctx, uint32_t t)
+{
+	struct inner *in = ctx;
+	atomic_uint seen[200] = {0};
+	struct count c = {.n = 200, .seen = seen};
+	sigset_t cur;
+
+	sn_pool_for(200, 2, 3, count_fn, &c);
+	if (count_first_bad(&c) != 200 || atomic_load(&c.out_of_range)) {
+		atomic_fetch_add(&in->bad, 1);
+	}
+	if (t > 0) {
+		atomic_fetch_add(&in->helpers, 1);
+		if (pthread_sigmask(SIG_BLOCK, NULL, &cur) == 0 && sigismember(&cur, SIGINT) == 1 &&
+		    sigismember(&cur, SIGWINCH) == 1) {
+			atomic_fetch_add(&in->helpers_blocking, 1);
+		}
+	}
+}
+
+START_TEST(test_sn_pool_nested_sharing_runs_inline_and_helpers_block_signals)
+{
+	sigset_t before, after;
+
+	ck_assert_int_eq(pthread_sigmask(SIG_BLOCK, NULL, &before), 0);
+	for (uint32_t round = 0; round < 50; round++) {
+		struct inner in = {0};
+
+		sn_pool_run(3, inner_fn, &in);
+		ck_assert_uint_eq(atomic_load(&in.bad), 0);
+		ck_assert_uint_eq(atomic_load(&in.helpers), 2);
+		ck_assert_uint_eq(atomic_load(&in.helpers_blocking), 2);
+	}
+	ck_assert_int_eq(pthread_sigmask(SIG_BLOCK, NULL, &after), 0);
+	ck_assert_int_eq(sigismember(&after, SIGINT), sigismember(&before, SIGINT));
+	ck_assert_int_eq(sigismember(&after, SIGINT), 0);
+}
+END_TEST
+
 static Suite *sn_pool_suite(void)
 {
 	const struct {
@@ -408,6 +456,7 @@ static Suite *sn_pool_suite(void)
 		{"cpus", test_sn_pool_helpers_run_with_every_allowed_cpu},
 		{"one-cpu", test_sn_pool_runs_on_one_allowed_cpu},
 		{"fork", test_sn_pool_works_in_a_forked_child},
+		{"nested", test_sn_pool_nested_sharing_runs_inline_and_helpers_block_signals},
 	};
 	Suite *s = suite_create("sn_pool");
 

@@ -28,6 +28,7 @@
 #include "sipnab/sn_pool.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,10 @@ static struct sn_pool pool = {
 	.done = PTHREAD_COND_INITIALIZER,
 };
 
+/* Set on a thread while it runs a job's fn: a job submitted from inside one would wait for
+ * the submit mutex its own job holds. */
+static _Thread_local bool in_job;
+
 static void *helper_main(void *arg)
 {
 	uintptr_t seen = (uintptr_t)arg; /* gen when it was started */
@@ -104,7 +109,9 @@ static void *helper_main(void *arg)
 			(void)sched_setaffinity(0, sizeof(pool.allowed), &pool.allowed);
 		}
 #endif
+		in_job = true;
 		fn(ctx, t);
+		in_job = false;
 		pthread_mutex_lock(&pool.lock);
 		pool.inside--;
 		pthread_cond_signal(&pool.done);
@@ -208,6 +215,7 @@ static int grow(uint32_t want, const void *away)
 	while (pool.helpers < want) {
 		pthread_attr_t attr;
 		pthread_t th;
+		sigset_t all, old;
 		uintptr_t g = pool.gen; /* it takes the next job (gen changes only under submit) */
 		int rc;
 
@@ -223,7 +231,12 @@ static int grow(uint32_t want, const void *away)
 			(void)pthread_attr_setaffinity_np(&attr, sizeof(cpu_set_t), away);
 		}
 #endif
+		/* helpers take no asynchronous signals (SIGINT, SIGWINCH, ...): those go to the
+		 * threads the program runs itself */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
 		rc = pthread_create(&th, &attr, helper_main, (void *)g);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		pthread_attr_destroy(&attr);
 		if (rc != 0) {
 			return rc;
@@ -241,6 +254,18 @@ static int grow(uint32_t want, const void *away)
 	return 0;
 }
 
+/* A job submitted from inside a job: work sharing runs it on this thread alone; threads that
+ * must run at once cannot be had. */
+static void nested(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all)
+{
+	if (all) {
+		fprintf(stderr, "sipnab: sn_pool_run() called from inside a pool job\n");
+		abort();
+	}
+	(void)threads;
+	fn(ctx, 0);
+}
+
 static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all)
 {
 	uint32_t want = threads - 1;
@@ -252,6 +277,10 @@ static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all)
 #endif
 	int rc;
 
+	if (in_job) {
+		nested(threads, fn, ctx, all);
+		return;
+	}
 	pthread_mutex_lock(&pool.submit);
 	if (!steer_mask(threads, away)) {
 		away = NULL;
@@ -278,7 +307,9 @@ static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all)
 	pthread_cond_broadcast(&pool.wake);
 	pthread_mutex_unlock(&pool.lock);
 
+	in_job = true;
 	fn(ctx, 0);
+	in_job = false;
 
 	pthread_mutex_lock(&pool.lock);
 	if (!all) {
@@ -303,7 +334,7 @@ void sn_pool_start(uint32_t threads)
 	void *away = NULL;
 #endif
 
-	if (threads <= 1) {
+	if (threads <= 1 || in_job) {
 		return;
 	}
 	pthread_mutex_lock(&pool.submit);
