@@ -54,7 +54,7 @@ struct sn_pool {
 	bool open;       /* helpers may still take a t */
 	uint32_t inside; /* helpers running fn */
 #ifdef SN_POOL_STEER
-	/* steering helpers away from the submitter's CPU (steer_away()) */
+	/* steering helpers away from the submitter's CPU (steer_mask(), steer_helpers()) */
 	bool steer_known; /* allowed was read */
 	bool steer;       /* allowed has two CPUs or more */
 	cpu_set_t allowed; /* the process's CPUs when the pool started */
