@@ -44,6 +44,7 @@ struct leg {
 	int64_t final_ns;
 	uint32_t auth_retries;           /* non-INVITE */
 	uint32_t dialogs;
+	uint32_t hops;                   /* distinct host pairs of its messages */
 };
 
 static uint32_t find(struct leg *legs, uint32_t i)
@@ -174,6 +175,7 @@ static void leg_analyse(struct eng_result *r, struct leg *lg, int64_t capture_en
 			}
 		}
 	}
+	lg->hops = nhops;
 	sip_dialog_set_summary(ds, capture_end_ns, &lg->sum);
 	lg->dialogs = sip_dialog_set_dialog_count(ds);
 	sip_dialog_set_free(ds);
@@ -289,7 +291,10 @@ static void call_fill(struct eng_result *r, struct eng_call *c, struct leg *legs
 		}
 	}
 	c->messages = c->msg_count;
-	c->hops = count_hops(r, c->msgs, c->msg_count);
+	/* one leg (most calls): its count, which leg_analyse() made from the same messages; a
+	 * second pass over them, each a miss to memory again, took the c5k build on one core
+	 * from 14.3 to 16.9 ms (paired medians of 41) */
+	c->hops = nmembers == 1 ? main_leg->hops : count_hops(r, c->msgs, c->msg_count);
 	c->start_ns = r->msgs[c->msgs[0]]->ts_ns;
 	c->ring_ns = c->answer_ns = c->end_ns = c->attempt_ns = -1;
 	c->hangup = "";
