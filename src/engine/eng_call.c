@@ -45,6 +45,8 @@ struct leg {
 	uint32_t auth_retries;           /* non-INVITE */
 	uint32_t dialogs;
 	uint32_t hops;                   /* distinct host pairs of its messages */
+	const char *to_tag;              /* To tag of its first 2xx to the first message's
+					  * method, else of the last response to it with one */
 };
 
 static uint32_t find(struct leg *legs, uint32_t i)
@@ -132,7 +134,10 @@ static void leg_analyse(struct eng_result *r, struct leg *lg, int64_t capture_en
 	struct hop *hops = NULL;
 	uint32_t nhops = 0;
 	bool auth_pending = false;
+	bool to_tag_final = false;
+	uint8_t first_method = lg->n ? r->msgs[lg->msgs[0]]->method : 0;
 
+	lg->to_tag = "";
 	for (uint32_t i = 0; i < lg->n; i++) {
 		struct eng_msg *m = r->msgs[lg->msgs[i]];
 		struct sip_txn_msg t;
@@ -140,6 +145,10 @@ static void leg_analyse(struct eng_result *r, struct leg *lg, int64_t capture_en
 		enum sip_txn_event ev;
 
 		txn_msg(m, hop_id(&hops, &nhops, m), &t);
+		if (!to_tag_final && !m->is_request && m->to_tag[0] && m->method == first_method) {
+			lg->to_tag = m->to_tag;
+			to_tag_final = m->status >= 200 && m->status < 300;
+		}
 		if (sip_txn_table_observe(tt, &t, &txn, &ev) != SN_OK) {
 			continue;
 		}
@@ -310,16 +319,8 @@ static void call_fill(struct eng_result *r, struct eng_call *c, struct leg *legs
 		c->from_tag = m->from_tag;
 		c->kind = m->method_name;
 	}
-	c->to_tag = "";
-	for (uint32_t i = 0; i < main_leg->n; i++) {
-		const struct eng_msg *m = r->msgs[main_leg->msgs[i]];
-		if (!m->is_request && m->to_tag[0] && m->method == r->msgs[main_leg->msgs[0]]->method) {
-			c->to_tag = m->to_tag;
-			if (m->status >= 200 && m->status < 300) {
-				break;
-			}
-		}
-	}
+	/* found by leg_analyse() in its pass over the same messages */
+	c->to_tag = main_leg->to_tag;
 	if (main_leg->has_invite) {
 		const struct sip_dialog_summary *s = &main_leg->sum;
 		c->is_invite = true;
