@@ -60,6 +60,7 @@ struct sn_pool {
 	cpu_set_t allowed; /* the process's CPUs when the pool started */
 	pid_t *tids;      /* helpers' thread ids, known of them (helpers write theirs) */
 	uint32_t known;
+	cpu_set_t away;   /* this job's CPUs to start or wake helpers on (submit mutex) */
 #endif
 };
 
@@ -131,13 +132,12 @@ static void *helper_main(void *arg)
  * Only when every thread of the job can have a CPU of its own: with more threads than CPUs
  * (--cores 4 on two) they all started on the other CPU and waited there for the kernel to
  * spread them (c5k: 1.061 of the time without steering, 15 paired runs).
- * *away: the CPUs to start on; false when there is nothing to steer (one CPU, more threads
- * than CPUs, not Linux).
+ * Sets pool.away; false when there is nothing to steer (one CPU, more threads than CPUs,
+ * not Linux).
  */
-static bool steer_mask(uint32_t threads, void *away)
+static bool steer_mask(uint32_t threads)
 {
 #ifdef SN_POOL_STEER
-	cpu_set_t *set = away;
 	int cpu;
 
 	if (!pool.steer_known) {
@@ -149,18 +149,17 @@ static bool steer_mask(uint32_t threads, void *away)
 	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &pool.allowed)) {
 		return false;
 	}
-	*set = pool.allowed;
-	CPU_CLR(cpu, set);
+	pool.away = pool.allowed;
+	CPU_CLR(cpu, &pool.away);
 	return true;
 #else
 	(void)threads;
-	(void)away;
 	return false;
 #endif
 }
 
-/* The helpers started so far: to @p away before they are woken. */
-static void steer_helpers(const void *away)
+/* The helpers started so far: to pool.away before they are woken. */
+static void steer_helpers(void)
 {
 #ifdef SN_POOL_STEER
 	uint32_t known;
@@ -169,10 +168,8 @@ static void steer_helpers(const void *away)
 	known = pool.known; /* tids[0, known) stay; only grow() moves the array */
 	pthread_mutex_unlock(&pool.lock);
 	for (uint32_t k = 0; k < known; k++) {
-		(void)sched_setaffinity(pool.tids[k], sizeof(cpu_set_t), away);
+		(void)sched_setaffinity(pool.tids[k], sizeof(pool.away), &pool.away);
 	}
-#else
-	(void)away;
 #endif
 }
 
@@ -205,9 +202,9 @@ static void pool_fork_register(void)
 	(void)pthread_atfork(NULL, NULL, pool_after_fork_child);
 }
 
-/* Start helpers until there are @p want (submit mutex held), on the CPUs @p away when not
- * NULL; 0, or pthread_create()'s error. */
-static int grow(uint32_t want, const void *away)
+/* Start helpers until there are @p want (submit mutex held), on pool.away's CPUs when
+ * @p steer; 0, or pthread_create()'s error. */
+static int grow(uint32_t want, bool steer)
 {
 	if (pool.helpers < want) {
 		pthread_once(&pool_fork_once, pool_fork_register);
@@ -227,9 +224,11 @@ static int grow(uint32_t want, const void *away)
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 #ifdef SN_POOL_STEER
-		if (away) {
-			(void)pthread_attr_setaffinity_np(&attr, sizeof(cpu_set_t), away);
+		if (steer) {
+			(void)pthread_attr_setaffinity_np(&attr, sizeof(pool.away), &pool.away);
 		}
+#else
+		(void)steer;
 #endif
 		/* helpers take no asynchronous signals (SIGINT, SIGWINCH, ...): those go to the
 		 * threads the program runs itself */
@@ -266,15 +265,18 @@ static void nested(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all)
 	fn(ctx, 0);
 }
 
+/* The helpers a job of @p threads needs, started now if they are not, steered if the job
+ * can be (submit mutex held); *steer says whether it is. 0, or pthread_create()'s error. */
+static int prepare(uint32_t threads, bool *steer)
+{
+	*steer = steer_mask(threads);
+	return grow(threads - 1, *steer);
+}
+
 static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all)
 {
 	uint32_t want = threads - 1;
-#ifdef SN_POOL_STEER
-	cpu_set_t away_set;
-	void *away = &away_set;
-#else
-	void *away = NULL;
-#endif
+	bool steer;
 	int rc;
 
 	if (in_job) {
@@ -282,10 +284,7 @@ static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all)
 		return;
 	}
 	pthread_mutex_lock(&pool.submit);
-	if (!steer_mask(threads, away)) {
-		away = NULL;
-	}
-	rc = grow(want, away);
+	rc = prepare(threads, &steer);
 	if (rc != 0) {
 		if (all) {
 			/* the threads wait for each other: fewer would never finish */
@@ -294,8 +293,8 @@ static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all)
 		}
 		want = pool.helpers; /* work sharing: the caller does the rest */
 	}
-	if (away) {
-		steer_helpers(away);
+	if (steer) {
+		steer_helpers();
 	}
 	pthread_mutex_lock(&pool.lock);
 	pool.fn = fn;
@@ -327,21 +326,13 @@ static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all)
 
 void sn_pool_start(uint32_t threads)
 {
-#ifdef SN_POOL_STEER
-	cpu_set_t away_set;
-	void *away = &away_set;
-#else
-	void *away = NULL;
-#endif
+	bool steer;
 
 	if (threads <= 1 || in_job) {
 		return;
 	}
 	pthread_mutex_lock(&pool.submit);
-	if (!steer_mask(threads, away)) {
-		away = NULL;
-	}
-	(void)grow(threads - 1, away); /* one that cannot start fails its job later */
+	(void)prepare(threads, &steer); /* one that cannot start fails its job later */
 	pthread_mutex_unlock(&pool.submit);
 }
 

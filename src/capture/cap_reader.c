@@ -1613,7 +1613,6 @@ bool cap_reader_transient(const struct cap_reader *r)
 	return r->gz != NULL;
 }
 
-
 void cap_reader_advise(const struct cap_reader *r, size_t off, size_t len, bool need)
 {
 	size_t page = cap_page_size();

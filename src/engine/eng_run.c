@@ -58,7 +58,7 @@ struct batch {
 };
 
 struct worker {
-	struct eng *eng;       /* owned; touched only by the worker thread until joined */
+	struct eng *eng;       /* owned; touched only by the worker thread until the job ends */
 	struct sn_queue full;  /* reader -> worker: batches to analyse */
 	struct sn_queue empty; /* worker -> reader: batches to refill */
 	struct batch *cur;     /* reader side: the batch being filled */
@@ -225,10 +225,11 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	if (n == 1 && !getenv("SIPNAB_FORCE_SPLIT")) {
 		return run_single(m, &cfg->eng, on_error, user);
 	}
+	/* either path runs on the pool's helpers: started now, to be asleep and ready when the
+	 * engines are set up */
+	sn_pool_start(n);
 	if (cap_merge_single(m) && !getenv("SIPNAB_NO_SPLIT")) {
-		/* one mapped file: every thread reads chunks of it (eng_split.c), on the pool's
-		 * helpers, started now to be asleep and ready by then */
-		sn_pool_start(n);
+		/* one mapped file: every thread reads chunks of it (eng_split.c) */
 		engines = sn_xcalloc(n, sizeof(*engines));
 		for (uint32_t i = 0; i < n; i++) {
 			engines[i] = eng_new(&cfg->eng);
@@ -253,7 +254,6 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	engines = sn_xcalloc(n, sizeof(*engines));
 	w[0].eng = eng_new(&cfg->eng); /* shard 0: the calling thread */
 	engines[0] = w[0].eng;
-	sn_pool_start(n);
 	for (uint32_t i = 1; i < n; i++) {
 		w[i].eng = eng_new(&cfg->eng);
 		engines[i] = w[i].eng;
