@@ -25,8 +25,8 @@
  * The lock is taken a few times per 2 MiB chunk (claiming a chunk to scan, verifying,
  * recycling the slots, sleeping when there is nothing to do), never per packet. At most
  * nslots chunks are in flight; a chunk's pages are given back to the kernel
- * (cap_reader_advise()) once every thread has analysed it, so resident memory stays bounded
- * however large the file.
+ * (cap_reader_advise(), in whole 2 MiB blocks: recycle()) once every thread has analysed it,
+ * so resident memory stays bounded however large the file.
  */
 #include "config.h"
 
@@ -84,6 +84,10 @@ struct split {
 	const struct cap_reader *rd;
 	uint32_t n;
 	size_t first, end;
+	size_t base;  /* chunk c starts at base + c * chunk (the first at first): base is first
+		       * rounded down to a whole chunk, so chunks start where the mapping's
+		       * huge pages do (see recycle()) */
+	size_t given; /* the mapping before this offset was given back */
 	size_t chunk; /* bytes per chunk */
 	uint64_t chunks;
 	uint32_t nslots;
@@ -172,8 +176,8 @@ static void deal_buckets(struct split *sp)
 /* Read chunk s->chunk into its lists (no lock held; the slot is this thread's). */
 static void scan(struct split *sp, struct slot *s)
 {
-	size_t lo = sp->first + s->chunk * sp->chunk;
-	size_t hi = s->chunk + 1 == sp->chunks ? sp->end : lo + sp->chunk;
+	size_t lo = SN_MAX(sp->first, sp->base + s->chunk * sp->chunk);
+	size_t hi = s->chunk + 1 == sp->chunks ? sp->end : sp->base + (s->chunk + 1) * sp->chunk;
 	struct cap_record rec;
 	enum sn_status st;
 
@@ -251,25 +255,42 @@ static void verify(struct split *sp)
 	}
 }
 
-/* Give back the chunks every thread has analysed, in order (lock held). */
+/*
+ * Free the slots of the chunks every thread has analysed, in order, and say which part of
+ * the mapping to give back: [*lo, *hi), empty when none (lock held).
+ *
+ * The part given back is whole 2 MiB blocks of the mapping (up to the end of the input).
+ * The kernel maps a 2 MiB page-cache folio of the file with one huge-page entry when the
+ * mapping is aligned to it (it is, for a file this large); giving back part of such a block
+ * first splits the entry into 512 (a page table allocated and filled, then cleared). When
+ * the chunks started 24 bytes past each 2 MiB (the pcap header) and the give-backs at the
+ * next page, c5k split 23-24 huge entries a run (/proc/vmstat thp_split_pmd); now none.
+ */
+#define SPLIT_GIVE_ALIGN (2u << 20)
+
 static void recycle(struct split *sp, size_t *lo, size_t *hi)
 {
 	uint64_t verified = atomic_load_explicit(&sp->verified, memory_order_relaxed);
+	size_t done = 0;
 
 	*lo = *hi = 0;
 	while (sp->released < verified) {
 		struct slot *s = slot_of(sp, sp->released);
-		size_t a = sp->first + sp->released * sp->chunk;
 
 		if (atomic_load_explicit(&s->pending, memory_order_acquire) != 0) {
 			break;
 		}
-		if (*hi == 0) {
-			*lo = a;
-		}
-		*hi = SN_MIN(a + sp->chunk, sp->end);
+		done = SN_MIN(sp->base + (sp->released + 1) * sp->chunk, sp->end);
 		s->state = SLOT_FREE;
 		sp->released++;
+	}
+	if (done < sp->end) {
+		done &= ~((size_t)SPLIT_GIVE_ALIGN - 1);
+	}
+	if (done > sp->given) {
+		*lo = sp->given;
+		*hi = done;
+		sp->given = done;
 	}
 }
 
@@ -404,7 +425,8 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 			sp.chunk = (size_t)v;
 		}
 	}
-	sp.chunks = sp.end > sp.first ? (sp.end - sp.first + sp.chunk - 1) / sp.chunk : 1;
+	sp.base = sp.first - sp.first % sp.chunk;
+	sp.chunks = sp.end > sp.first ? (sp.end - sp.base + sp.chunk - 1) / sp.chunk : 1;
 	sp.list_cap = (uint32_t)SN_MAX((size_t)64, sp.chunk / 256 / n);
 	deal_buckets(&sp);
 	sp.slots = sn_xcalloc(sp.nslots, sizeof(*sp.slots));
