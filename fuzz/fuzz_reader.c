@@ -76,8 +76,10 @@ static uint32_t read_ranges(const struct cap_reader *r, size_t chunk, struct rec
 	c = cap_cursor_new(tmpl);
 	expect = first;
 	*end = SN_ENOTFOUND;
-	for (size_t lo = first; n < MAX_RECS; lo += chunk) {
-		size_t hi = lo + chunk >= len ? len : lo + chunk;
+	/* chunk k starts at base + k * chunk (the first at first), as in eng_split.c */
+	for (size_t k = 0, base = first - first % chunk; n < MAX_RECS; k++) {
+		size_t lo = k == 0 ? first : base + k * chunk;
+		size_t hi = base + (k + 1) * chunk >= len ? len : base + (k + 1) * chunk;
 		size_t at;
 		struct cap_record rec;
 		enum sn_status st;
