@@ -1210,10 +1210,7 @@ static void cap_release_behind(struct cap_reader *r)
 	    r->pos < r->released + lag + CAP_RELEASE_CHUNK) {
 		return;
 	}
-	/* whole 2 MiB steps from the start: a huge-page entry of the mapping (a 2 MiB
-	 * page-cache folio, or inflated bytes) is given back whole instead of split first
-	 * (see eng_split.c's recycle()) */
-	upto = (r->pos - lag) & ~((size_t)CAP_RELEASE_CHUNK - 1);
+	upto = (r->pos - lag) & ~(cap_page_size() - 1);
 	cap_reader_advise(r, r->released, upto - r->released, false);
 	r->released = upto;
 }
