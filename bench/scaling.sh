@@ -120,6 +120,15 @@ if [ -n "$PAIRED" ]; then
 	echo "machine gives two independent runs at that moment, the ceiling for a 2-core speed-up; its"
 	echo "peak RSS is one run's."
 fi
+TWO=
+for i in "${!CLIST[@]}"; do [ "${CLIST[$i]}" = 2 ] && [ -z "$TWO" ] && TWO=$i; done
+if [ -n "$PAIRED" ] && [ -n "$TWO" ]; then
+	# per round: (the pair's time / 2) / the --cores 2 run's time = the 2-core row's paired
+	# speed-up over the pair's, round by round: 1.00 means as fast as two separate processes
+	echo "--cores 2 against that ceiling: $(bench_paired "$PAIRED" "$TWO" 0.5) (the median over the rounds of half"
+	echo "the time of the two --cores 1 runs at once / the --cores 2 run's time; 1.00: --cores 2 does"
+	echo "one run's work as fast as this machine runs two independent ones)."
+fi
 if [ "$(nproc)" -lt "$(printf '%s\n' ${CORES//,/ } | sort -n | tail -n 1)" ]; then
 	echo "Note: rows with more cores than nproc ($(nproc)) oversubscribe the CPUs."
 fi
