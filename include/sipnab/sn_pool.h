@@ -14,6 +14,8 @@
 
 #include "sipnab/sn_base.h"
 
+#include <pthread.h>
+
 /** A job's function: @p t is 0 on the calling thread, 1.. on helpers. */
 typedef void sn_pool_fn(void *ctx, uint32_t t);
 
@@ -45,4 +47,13 @@ void sn_pool_share(uint32_t threads, sn_pool_fn *fn, void *ctx);
  */
 void sn_pool_for(uint32_t n, uint32_t threads, uint32_t grain, sn_pool_fn *fn, void *ctx);
 
+/**
+ * Start a thread of sipnab's own (pthread_create()): it takes no asynchronous signals
+ * (SIGINT, SIGTERM, SIGWINCH, ...), which go to the threads the program runs itself, and is
+ * named @p name (at most 15 characters; glibc). The pool's helpers and the input's reading
+ * thread are started this way.
+ * @return 0, or pthread_create()'s error
+ */
+int sn_thread_start(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg,
+		    const char *name);
 #endif

@@ -212,7 +212,7 @@ static int grow(uint32_t want, bool steer)
 	while (pool.helpers < want) {
 		pthread_attr_t attr;
 		pthread_t th;
-		sigset_t all, old;
+		char name[16];
 		uintptr_t g = pool.gen; /* it takes the next job (gen changes only under submit) */
 		int rc;
 
@@ -230,27 +230,35 @@ static int grow(uint32_t want, bool steer)
 #else
 		(void)steer;
 #endif
-		/* helpers take no asynchronous signals (SIGINT, SIGWINCH, ...): those go to the
-		 * threads the program runs itself */
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, &old);
-		rc = pthread_create(&th, &attr, helper_main, (void *)g);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		snprintf(name, sizeof(name), "sn-helper-%u", pool.helpers + 1);
+		rc = sn_thread_start(&th, &attr, helper_main, (void *)g, name);
 		pthread_attr_destroy(&attr);
 		if (rc != 0) {
 			return rc;
 		}
 		pool.helpers++;
-#ifdef __GLIBC__
-		{
-			char name[16];
-
-			snprintf(name, sizeof(name), "sn-helper-%u", pool.helpers);
-			(void)pthread_setname_np(th, name);
-		}
-#endif
 	}
 	return 0;
+}
+
+int sn_thread_start(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg,
+		    const char *name)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(th, attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+#ifdef __GLIBC__
+	if (rc == 0) {
+		(void)pthread_setname_np(*th, name);
+	}
+#else
+	(void)name;
+#endif
+	return rc;
 }
 
 /* A job submitted from inside a job: work sharing runs it on this thread alone; threads that

@@ -37,7 +37,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +45,8 @@
 #include <unistd.h>
 
 #include <zlib.h>
+
+#include "sipnab/sn_pool.h"
 
 #define CAP_NS_PER_SEC	   UINT64_C(1000000000)
 #define CAP_MAX_RECORD_LEN (256u * 1024u * 1024u) /* larger incl_len = corrupt header */
@@ -445,9 +446,6 @@ static bool cap_gz_start(struct cap_reader *r, bool inflate, int fd, uint8_t *he
 {
 	struct cap_gz *g = NULL;
 	void *region = MAP_FAILED;
-	sigset_t all, old;
-	int rc;
-
 	for (size_t len = CAP_GZ_RESERVE; len >= ((size_t)1 << 32) && region == MAP_FAILED;
 	     len /= 16) {
 		region = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -474,13 +472,7 @@ static bool cap_gz_start(struct cap_reader *r, bool inflate, int fd, uint8_t *he
 	atomic_init(&g->stop, false);
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->more, NULL);
-	/* the thread takes no asynchronous signals (SIGINT, SIGWINCH, ...): those go to the
-	 * threads the program runs itself, as with the pool's helpers (sn_pool.c) */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&g->thread, NULL, cap_gz_main, g);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
+	if (sn_thread_start(&g->thread, NULL, cap_gz_main, g, "sn-input") != 0) {
 		pthread_cond_destroy(&g->more);
 		pthread_mutex_destroy(&g->lock);
 		munmap(g->region, g->region_len);
@@ -488,9 +480,6 @@ static bool cap_gz_start(struct cap_reader *r, bool inflate, int fd, uint8_t *he
 		free(g);
 		return false;
 	}
-#ifdef __GLIBC__
-	(void)pthread_setname_np(g->thread, "sn-input");
-#endif
 	r->gz = g;
 	r->buf = g->region;
 	r->len = 0;
