@@ -2,13 +2,15 @@
  * bench_sip.c - microbenchmark of the SIP parser on the capture hot path: sip_msg_parse() of an
  * INVITE with SDP (about 900 bytes, 12 headers) and of its 200 OK with SDP, the From/To
  * accessors the engine calls on every message, and the full RFC 3261 validation
- * (sip_msg_validate()) that the torture tests and the proxy run.
+ * (sip_msg_validate()) that the torture tests and the proxy run; and sdp_parse() of each
+ * message's body, which the engine runs on every message that carries SDP.
  * Usage: bench/bench_sip (BENCH_SECONDS sets the time of one repetition).
  */
 #include "config.h"
 
 #include <string.h>
 
+#include "sipnab/sdp.h"
 #include "sipnab/sip_msg.h"
 #include "sipnab/sn_arena.h"
 
@@ -133,6 +135,24 @@ static uint64_t body_validate(void *arg, uint64_t iters)
 	return sum;
 }
 
+/* What the engine's keep_sdp() does with the body: sdp_parse() into a reset arena. */
+static uint64_t body_sdp(void *arg, uint64_t iters)
+{
+	struct sip_ctx *c = arg;
+	struct sdp_session s;
+	uint64_t sum = 0;
+
+	for (uint64_t i = 0; i < iters; i++) {
+		sn_arena_reset(&c->arena);
+		bench_keep(c->msg.body.ptr);
+		if (sdp_parse(&s, &c->arena, c->msg.body.ptr, c->msg.body.len) == SN_OK) {
+			sum += s.media_count + s.media[0].format_count + s.media[0].port;
+		}
+		bench_keep(&s);
+	}
+	return sum;
+}
+
 static int run_one(const char *what, const char *text, size_t len)
 {
 	struct sip_ctx c;
@@ -159,6 +179,8 @@ static int run_one(const char *what, const char *text, size_t len)
 	bench_run(name, body_from_to, &c);
 	snprintf(name, sizeof(name), "sip_msg_validate %s", what);
 	bench_run(name, body_validate, &c);
+	snprintf(name, sizeof(name), "sdp_parse %s body", what);
+	bench_run(name, body_sdp, &c);
 	sn_arena_cleanup(&c.arena);
 	return 0;
 }
