@@ -1,6 +1,6 @@
 #!/bin/sh
 # Set up a Debian 12 machine (as root) to build sipnab, then build it.
-#   sh contrib/setup.sh               release build in build/
+#   sh contrib/setup.sh               release build in build/, profile-guided (`make pgo`)
 #   sh contrib/setup.sh --sanitizers  ASan+UBSan build with -Werror in build-san/ (what CI tests)
 # Idempotent: installs only missing packages, reconfigures only when needed.
 set -eu
@@ -49,6 +49,16 @@ if [ ! -f Makefile ] || [ "$(cat .setup-stamp 2>/dev/null)" != "$stamp" ]; then
 	# shellcheck disable=SC2086
 	../configure -q $flags
 	echo "$stamp" > .setup-stamp
+fi
+if [ "$mode" = release ]; then
+	# profile-guided (`make pgo`, Makefile.am): again when a source, or the binary (a plain
+	# `make` since), is newer than the last one
+	if [ ! -f .pgo-stamp ] || [ sipnab -nt .pgo-stamp ] ||
+		[ -n "$(find ../src ../analysis ../include ../Makefile.am ../configure.ac \
+			-newer .pgo-stamp -print | head -n 1)" ]; then
+		make -j"$(nproc)" pgo >/dev/null
+		touch .pgo-stamp
+	fi
 fi
 make -j"$(nproc)" >/dev/null
 echo "setup: built $dir/sipnab"

@@ -1,0 +1,101 @@
+#!/bin/sh
+# `make pgo`, the profile-guided build that contrib/setup.sh makes the release binary with,
+# run as a user runs it: a new build directory configured from the source tree, then
+# `make pgo`. The binary it leaves
+# - reports the same as the binary under test, on the corpus captures and on generated
+#   carrier traffic with loss and reordering, at one and two threads (how sipnab was compiled
+#   never changes what it reports);
+# - was built from profiles: the training runs left one for the parser, the engine, the report
+#   and main(), and the compiler's switches recorded in the binary's debug information say
+#   -fprofile-use;
+# - is not instrumented: it has no gcov runtime, and running it changes no profile.
+# And `make pgo` refuses a build that has sanitizers. Two builds of sipnab: about a minute.
+. "$(dirname "$0")/lib.sh"
+if [ ! -x "$SIPNAB_SRCDIR/configure" ]; then
+	echo "SKIP: no configure script in $SIPNAB_SRCDIR (run autoreconf -fi)"
+	exit 77
+fi
+if [ -f "$SIPNAB_SRCDIR/Makefile" ]; then
+	echo "SKIP: the source tree is configured in place (a build directory needs it clean)"
+	exit 77
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+	echo "SKIP: python3 (for the training captures) not found"
+	exit 77
+fi
+
+b=$TMPD/build
+mkdir "$b"
+if ! (cd "$b" && "$SIPNAB_SRCDIR/configure" -q >"$TMPD/configure.log" 2>&1); then
+	cat "$TMPD/configure.log"
+	fail "configure"
+	finish
+	exit 1
+fi
+
+# the refusal first: it must come before anything is built
+checks=$((checks + 1))
+if make -C "$b" pgo SAN_CFLAGS=-fsanitize=address >"$TMPD/san.log" 2>&1; then
+	fail "make pgo with sanitizers succeeded"
+elif grep -q "not in a build configured with --enable-sanitizers" "$TMPD/san.log" &&
+	[ ! -e "$b/sipnab" ]; then
+	pass "make pgo refuses a sanitizer build, before building"
+else
+	cat "$TMPD/san.log"
+	fail "make pgo with sanitizers: wrong message or built something"
+fi
+
+checks=$((checks + 1))
+if make -C "$b" -j2 pgo >"$TMPD/pgo.log" 2>&1; then
+	pass "make pgo"
+else
+	tail -n 30 "$TMPD/pgo.log"
+	fail "make pgo"
+	finish
+	exit 1
+fi
+expect_eq "training line" "$(grep -c '^pgo-train: trained' "$TMPD/pgo.log")" 1
+for o in src/sip/libsncore_a-sip_msg src/engine/libsncore_a-eng_pipeline \
+	src/sdp/libsncore_a-sdp analysis/libsnana_a-ana_report src/sipnab-main; do
+	checks=$((checks + 1))
+	if [ -s "$b/$o.gcda" ]; then pass "profile $o.gcda"; else fail "no profile $o.gcda"; fi
+done
+if command -v nm >/dev/null 2>&1; then
+	expect_eq "gcov symbols in the binary" "$(nm "$b/sipnab" | grep -c __gcov_)" 0
+fi
+if command -v strings >/dev/null 2>&1; then
+	# the compiler's switches, as GCC records them in the debug information (-g)
+	strings -a "$b/sipnab" | grep -E '^GNU (C|GIMPLE)' >"$TMPD/producers"
+	expect_eq "units compiled with -fprofile-use" \
+		"$(grep -c -- '-fprofile-use' "$TMPD/producers" | sed 's/^[1-9][0-9]*$/some/')" some
+	expect_eq "units compiled with -fprofile-generate" \
+		"$(grep -c -- '-fprofile-generate' "$TMPD/producers")" 0
+fi
+find "$b" -name '*.gcda' -exec md5sum {} + | sort >"$TMPD/gcda.before"
+
+python3 "$SIPNAB_SRCDIR/bench/carrier.py" --calls 60 --loss 3 --reorder 2 --jitter-ms 20 \
+	--seed 5 --out "$TMPD/impaired.pcap" >/dev/null 2>&1 || fail "carrier.py"
+for f in "$SIPNAB_CORPUS"/pcap/*.pcap "$TMPD/impaired.pcap"; do
+	for cores in 1 2; do
+		name="$(basename "$f") --cores $cores"
+		"$b/sipnab" -N -I "$f" --cores "$cores" --report=json >"$TMPD/pgo.json" 2>&1 ||
+			fail "$name: the pgo binary failed"
+		"$SIPNAB_BIN" -N -I "$f" --cores "$cores" --report=json >"$TMPD/ref.json" 2>&1 ||
+			fail "$name: the binary under test failed"
+		checks=$((checks + 1))
+		if cmp -s "$TMPD/pgo.json" "$TMPD/ref.json"; then
+			pass "$name: same report"
+		else
+			diff "$TMPD/ref.json" "$TMPD/pgo.json" | head -n 10
+			fail "$name: the reports differ"
+		fi
+	done
+done
+find "$b" -name '*.gcda' -exec md5sum {} + | sort >"$TMPD/gcda.after"
+checks=$((checks + 1))
+if cmp -s "$TMPD/gcda.before" "$TMPD/gcda.after"; then
+	pass "running the pgo binary wrote no profile"
+else
+	fail "running the pgo binary changed the profiles"
+fi
+finish
