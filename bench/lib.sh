@@ -1,4 +1,4 @@
-# bench/lib.sh - helpers shared by bench/scaling.sh, bench/compare.sh and bench/sweep.sh.
+# bench/lib.sh - helpers shared by bench/scaling.sh, bench/compare.sh, bench/sweep.sh and bench/ab.sh.
 # Sourced, never run. Needs bash >= 5 (EPOCHREALTIME) and GNU time at /usr/bin/time.
 #
 # Method of every measurement (bench_row, bench_run_rows):

@@ -1,8 +1,9 @@
 #!/bin/sh
 # The benchmark scripts of bench/ run as bench/README.md says, on a small capture, and print
-# what it promises: the method (page cache, interleaving), one table row per core count, tool
-# or capture, the ratio to sipnab --cores 1, and the spread line. Nothing here is timed: the
-# numbers are whatever the machine gives; only the shape and the exit statuses are checked.
+# what it promises: the method (page cache, interleaving), one table row per core count, tool,
+# capture or binary (ab.sh), the ratio to sipnab --cores 1, the spread line and the paired
+# B / A. Nothing here is timed: the numbers are whatever the machine gives; only the shape
+# and the exit statuses are checked.
 # Exit 0 pass, 1 fail, 77 skip.
 . "$(dirname "$0")/lib.sh"
 B="$SIPNAB_SRCDIR/bench"
@@ -21,7 +22,7 @@ python3 "$B/carrier.py" --calls 20 --out "$TMPD/c20.pcap" 2>/dev/null || fail "c
 
 # rows FILE: the Markdown table rows of a script's output (header and rule excluded)
 rows() {
-	grep '^| ' "$1" | grep -v '^| cores \|^| tool \|^| calls \|^|---'
+	grep '^| ' "$1" | grep -v '^| cores \|^| tool \|^| calls \|^| binary \|^|---'
 }
 
 # bench_paired: the median of the per-round ratios (here 3, 1 and 2), not the ratio of the
@@ -130,4 +131,24 @@ bash "$B/sweep.sh" "$SIPNAB_BIN" --calls 10 --runs 1 --dir "$TMPD/sweep" \
 	>"$TMPD/sweep2.md" 2>"$TMPD/sweep2.err"
 expect_eq "sweep.sh again: exit status" "$?" 0
 expect_eq "sweep.sh again: capture reused" "$(grep -c 'calls 10: cached ' "$TMPD/sweep2.md")" 1
+
+# ab.sh: a row per binary, the paired B / A recomputed from the rounds on stderr (printed to
+# the ms, so within 15 %), and a refusal when the two binaries report differently
+bash "$B/ab.sh" "$SIPNAB_BIN" "$SIPNAB_BIN" "$TMPD/c20.pcap" 2140 --runs 3 \
+	>"$TMPD/ab.md" 2>"$TMPD/ab.err"
+expect_eq "ab.sh: exit status" "$?" 0
+expect_eq "ab.sh: rows" "$(rows "$TMPD/ab.md" | cut -d'|' -f2 | tr -d ' ' | tr '\n' ,)" "A,B,"
+got=$(sed -n 's/^B \/ A, paired: \([0-9.]*\) (quartiles [0-9.]*-[0-9.]*, 3 rounds)$/\1/p' "$TMPD/ab.md")
+expect_eq "ab.sh: paired B / A ($got)" \
+	"$(awk -v got="$got" '/^  run [0-9]*:/ { for (i = 3; i < NF; i += 2) v[$i] = $(i + 1); r[++n] = v["B"] / v["A"] }
+		END { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+		      m = r[2]; d = got - m; if (d < 0) d = -d; print (n == 3 && got != "" && d <= 0.15 * m) }' "$TMPD/ab.err")" 1
+printf '#!/bin/sh\nexec "%s" "$@" -l 1\n' "$SIPNAB_BIN" >"$TMPD/limited"
+chmod +x "$TMPD/limited"
+bash "$B/ab.sh" "$SIPNAB_BIN" "$TMPD/limited" "$TMPD/c20.pcap" 2140 --runs 1 \
+	>"$TMPD/abdiff.md" 2>"$TMPD/abdiff.err"
+expect_eq "ab.sh, different reports: exit status" "$?" 1
+expect_eq "ab.sh, different reports: said" "$(grep -c 'A and B write different reports' "$TMPD/abdiff.err")" 1
+bash "$B/ab.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" 2140 >/dev/null 2>"$TMPD/bad.err"
+expect_eq "ab.sh without BIN_B: exit status" "$?" 2
 finish
