@@ -9,7 +9,8 @@
 #   and main(), and the compiler's switches recorded in the binary's debug information say
 #   -fprofile-use;
 # - is not instrumented: it has no gcov runtime, and running it changes no profile.
-# And `make pgo` refuses a build that has sanitizers. Two builds of sipnab: about a minute.
+# And `make pgo` refuses a build that has sanitizers, and clang (when installed), before it
+# builds anything. Two builds of sipnab: about a minute.
 . "$(dirname "$0")/lib.sh"
 if [ ! -x "$SIPNAB_SRCDIR/configure" ]; then
 	echo "SKIP: no configure script in $SIPNAB_SRCDIR (run autoreconf -fi)"
@@ -43,6 +44,18 @@ elif grep -q "not in a build configured with --enable-sanitizers" "$TMPD/san.log
 else
 	cat "$TMPD/san.log"
 	fail "make pgo with sanitizers: wrong message or built something"
+fi
+
+if command -v clang >/dev/null 2>&1; then
+	checks=$((checks + 1))
+	if make -C "$b" pgo CC=clang >"$TMPD/clang.log" 2>&1; then
+		fail "make pgo with clang succeeded"
+	elif grep -q "make pgo: needs GCC" "$TMPD/clang.log" && [ ! -e "$b/sipnab" ]; then
+		pass "make pgo refuses clang, before building"
+	else
+		cat "$TMPD/clang.log"
+		fail "make pgo with clang: wrong message or built something"
+	fi
 fi
 
 checks=$((checks + 1))
