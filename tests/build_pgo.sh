@@ -10,7 +10,8 @@
 #   -fprofile-use;
 # - is not instrumented: it has no gcov runtime, and running it changes no profile.
 # And `make pgo` refuses a build that has sanitizers, and clang (when installed), before it
-# builds anything. Two builds of sipnab: about a minute.
+# builds anything; when the training fails it fails, removing its instrumented objects so
+# that a plain make still links. Four builds of sipnab: about a minute.
 . "$(dirname "$0")/lib.sh"
 if [ ! -x "$SIPNAB_SRCDIR/configure" ]; then
 	echo "SKIP: no configure script in $SIPNAB_SRCDIR (run autoreconf -fi)"
@@ -56,6 +57,26 @@ if command -v clang >/dev/null 2>&1; then
 		cat "$TMPD/clang.log"
 		fail "make pgo with clang: wrong message or built something"
 	fi
+fi
+
+# a training that fails: make pgo fails, and leaves no instrumented object behind for the
+# next plain make to pick up
+checks=$((checks + 1))
+if make -C "$b" -j2 pgo PGO_TRAIN=false >"$TMPD/fail.log" 2>&1; then
+	fail "make pgo with a failing training succeeded"
+elif grep -q "make pgo: failed; its instrumented objects are removed" "$TMPD/fail.log" &&
+	[ -z "$(find "$b" -name '*.o' -print | head -n 1)" ] && [ ! -e "$b/sipnab" ]; then
+	pass "make pgo with a failing training fails and removes its objects"
+else
+	tail -n 20 "$TMPD/fail.log"
+	fail "make pgo with a failing training: wrong message, or objects left"
+fi
+checks=$((checks + 1))
+if make -C "$b" -j2 sipnab >"$TMPD/plain.log" 2>&1 && "$b/sipnab" -V >/dev/null 2>&1; then
+	pass "a plain make builds sipnab after it"
+else
+	tail -n 20 "$TMPD/plain.log"
+	fail "a plain make after the failed make pgo"
 fi
 
 checks=$((checks + 1))
