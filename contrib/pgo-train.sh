@@ -33,10 +33,10 @@ run() {
 	}
 }
 
-python3 "$src/bench/carrier.py" --calls 800 --call-ids 0 --stream-pairs 50 --seed 11 \
-	--out "$tmp/carrier.pcap" >/dev/null
-python3 "$src/bench/carrier.py" --calls 300 --loss 2 --jitter-ms 15 --reorder 1 --seed 12 \
-	--out "$tmp/impaired.pcap" >/dev/null
+run python3 "$src/bench/carrier.py" --calls 800 --call-ids 0 --stream-pairs 50 --seed 11 \
+	--out "$tmp/carrier.pcap"
+run python3 "$src/bench/carrier.py" --calls 300 --loss 2 --jitter-ms 15 --reorder 1 --seed 12 \
+	--out "$tmp/impaired.pcap"
 gzip -c "$tmp/carrier.pcap" >"$tmp/carrier.pcap.gz"
 
 for cores in 1 2; do

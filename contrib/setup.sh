@@ -51,10 +51,12 @@ if [ ! -f Makefile ] || [ "$(cat .setup-stamp 2>/dev/null)" != "$stamp" ]; then
 	echo "$stamp" > .setup-stamp
 fi
 if [ "$mode" = release ]; then
-	# profile-guided (`make pgo`, Makefile.am): again when a source, or the binary (a plain
-	# `make` since), is newer than the last one
+	# profile-guided (`make pgo`, Makefile.am): again when a source, the training (its
+	# script, generator or captures) or the binary (a plain `make` since) is newer than the
+	# last one
 	if [ ! -f .pgo-stamp ] || [ sipnab -nt .pgo-stamp ] ||
 		[ -n "$(find ../src ../analysis ../include ../Makefile.am ../configure.ac \
+			../contrib/pgo-train.sh ../bench/carrier.py ../corpus/pcap \
 			-newer .pgo-stamp -print | head -n 1)" ]; then
 		make -j"$(nproc)" pgo >/dev/null
 		touch .pgo-stamp

@@ -878,7 +878,10 @@ static enum sn_status cap_pcapng_next(struct cap_reader *r, struct cap_record *r
 		size_t left = r->len - off;
 		const uint8_t *h = r->buf + off;
 		const uint8_t *body;
-		uint32_t type, total, body_len;
+		/* total is set on every path that reaches its use (cap_pcapng_shb() sets it when it
+		 * returns SN_OK); 0 only spares GCC's -Wmaybe-uninitialized, which the inlining of a
+		 * profile-guided build (make pgo) otherwise raises here */
+		uint32_t type, total = 0, body_len;
 		uint32_t ifid, caplen, origlen;
 		uint64_t units;
 		const struct cap_iface *ifc;
