@@ -446,6 +446,7 @@ static bool cap_gz_start(struct cap_reader *r, bool inflate, int fd, uint8_t *he
 {
 	struct cap_gz *g = NULL;
 	void *region = MAP_FAILED;
+
 	for (size_t len = CAP_GZ_RESERVE; len >= ((size_t)1 << 32) && region == MAP_FAILED;
 	     len /= 16) {
 		region = mmap(NULL, len, PROT_READ | PROT_WRITE,
