@@ -103,10 +103,9 @@ static void on_input_error(void *user, uint32_t file_index, enum sn_status st,
 	e->message = sn_xstrndup(diag->msg, strlen(diag->msg));
 	e->offset = diag->offset;
 	e->truncated = st == SN_ETRUNC;
-	fprintf(stderr,
-		"sipnab: warning: %s: %s (byte offset %llu); the report covers the packets before "
-		"it\n",
-		e->file, diag->msg, (unsigned long long)diag->offset);
+	/* the reader's message gives the offset itself ("... at byte offset N ...") */
+	fprintf(stderr, "sipnab: warning: %s: %s; the report covers the packets before it\n",
+		e->file, diag->msg);
 }
 
 /* A whole number in [min, max] for option @p name; prints the error itself. */
