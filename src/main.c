@@ -27,6 +27,7 @@
 #include "sipnab/eng.h"
 #include "sipnab/eng_result.h"
 #include "sipnab/eng_run.h"
+#include "sipnab/sn_pool.h"
 
 #define EXIT_USAGE 2
 
@@ -381,6 +382,8 @@ int main(int argc, char **argv)
 	if (rc == 0) {
 		rc = run_headless(&o);
 	}
+	/* no thread of ours outlives main() (valgrind: tests/valgrind_clean.sh) */
+	sn_pool_stop();
 	free(o.inputs);
 	return rc;
 }

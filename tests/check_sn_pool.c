@@ -7,16 +7,19 @@
  * submitting threads lose nothing; helpers run with every allowed CPU (they are only started
  * away from the submitter's), and on one allowed CPU everything still runs; a forked child
  * starts with a pool of its own; work sharing asked for inside a job runs there; helpers
- * block asynchronous signals.
+ * block asynchronous signals; sn_pool_stop() ends the helpers, and a later job starts them.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -441,6 +444,87 @@ START_TEST(test_sn_pool_nested_sharing_runs_inline_and_helpers_block_signals)
 }
 END_TEST
 
+/* The pool's helpers alive in this process: the threads named sn-helper-N in
+ * /proc/self/task (a sanitizer's own threads are not counted); -1 where there is no such
+ * directory. */
+static int helper_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d) {
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (de->d_name[0] == '.') {
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (f) {
+			n += fgets(comm, sizeof(comm), f) && strncmp(comm, "sn-helper-", 10) == 0;
+			fclose(f);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* The count settles to @p want within a second (a joined thread may linger in
+ * /proc/self/task for a moment); the count it ended at. */
+static int helper_count_settles(int want)
+{
+	int64_t until = now_ns() + 1000000000;
+	int n;
+
+	while ((n = helper_count()) != want && now_ns() < until) {
+		struct timespec nap = {0, 1000000};
+		nanosleep(&nap, NULL);
+	}
+	return n;
+}
+
+static void stop_inside_fn(void *ctx, uint32_t t)
+{
+	(void)t;
+	sn_pool_stop(); /* inside a job: does nothing */
+	meet_fn(ctx, t);
+}
+
+/* sn_pool_stop() ends the helpers (none is left at exit: valgrind counted a live helper's
+ * thread-local storage as possibly lost); a later job starts them again; asked for inside a
+ * job, or twice, it does nothing. */
+START_TEST(test_sn_pool_stop_ends_the_helpers_and_a_later_job_starts_them_again)
+{
+	struct meet m = {.threads = 4};
+
+	sn_pool_stop(); /* the helpers of an earlier test in this process, if any */
+	if (helper_count() != 0) {
+		ck_assert_int_eq(helper_count(), -1);
+		return; /* no /proc: nothing to count */
+	}
+	sn_pool_run(4, meet_fn, &m);
+	ck_assert_uint_eq(atomic_load(&m.timed_out), 0);
+	ck_assert_int_eq(helper_count(), 3); /* asleep between jobs, not gone */
+	sn_pool_stop();
+	ck_assert_int_eq(helper_count_settles(0), 0);
+	sn_pool_stop();
+	ck_assert_int_eq(helper_count(), 0);
+
+	m = (struct meet){.threads = 3};
+	sn_pool_run(3, stop_inside_fn, &m);
+	ck_assert_uint_eq(atomic_load(&m.timed_out), 0);
+	ck_assert_uint_eq(atomic_load(&m.arrived), 3);
+	ck_assert_int_eq(helper_count(), 2);
+	sn_pool_stop();
+	ck_assert_int_eq(helper_count_settles(0), 0);
+}
+END_TEST
+
 static Suite *sn_pool_suite(void)
 {
 	const struct {
@@ -457,6 +541,7 @@ static Suite *sn_pool_suite(void)
 		{"one-cpu", test_sn_pool_runs_on_one_allowed_cpu},
 		{"fork", test_sn_pool_works_in_a_forked_child},
 		{"nested", test_sn_pool_nested_sharing_runs_inline_and_helpers_block_signals},
+		{"stop", test_sn_pool_stop_ends_the_helpers_and_a_later_job_starts_them_again},
 	};
 	Suite *s = suite_create("sn_pool");
 

@@ -1,11 +1,11 @@
 /*
- * sn_pool.h - helper threads kept for the life of the process, for parallel steps that are
+ * sn_pool.h - helper threads kept from job to job, for parallel steps that are
  * too short to pay for starting threads: the engine's analysis threads, the build's parallel
  * loops, the report's arrays.
  *
  * A job runs fn(ctx, 0) on the calling thread and fn(ctx, t), t in [1, threads), on helpers.
  * Helpers are started on first use (as many as the largest job asked for) and kept, asleep
- * between jobs.
+ * between jobs, until sn_pool_stop().
  * Thread: any thread may submit; jobs run one at a time (a second submitter waits). fn must
  * not submit a job itself.
  */
@@ -47,6 +47,13 @@ void sn_pool_share(uint32_t threads, sn_pool_fn *fn, void *ctx);
  */
 void sn_pool_for(uint32_t n, uint32_t threads, uint32_t grain, sn_pool_fn *fn, void *ctx);
 
+/**
+ * Stop the helpers and wait for them to exit (between jobs; from inside a job it does
+ * nothing). A later job starts helpers again. Called before the program returns from main(),
+ * so that no thread of its own is left running at exit: a helper still alive then keeps its
+ * thread-local storage, which valgrind counts as possibly lost.
+ */
+void sn_pool_stop(void);
 /**
  * Start a thread of sipnab's own (pthread_create()): it takes no asynchronous signals
  * (SIGINT, SIGTERM, SIGWINCH, ...), which go to the threads the program runs itself, and is

@@ -1,5 +1,5 @@
 /*
- * sn_pool.c - helper threads kept for the life of the process (see sn_pool.h).
+ * sn_pool.c - helper threads kept from job to job (see sn_pool.h).
  *
  * Why: the build's parallel loops and the report's arrays are steps of 0.1-5 ms, and each
  * started threads of its own and split its items between them in advance. A new thread
@@ -46,6 +46,8 @@ struct sn_pool {
 	pthread_cond_t done;      /* to the submitter: a helper returned */
 	uintptr_t gen;            /* jobs submitted (wraps) */
 	uint32_t helpers;         /* started */
+	pthread_t *threads;       /* their handles, to join them (submit mutex) */
+	bool quit;                /* sn_pool_stop(): helpers return */
 	/* the current job */
 	sn_pool_fn *fn;
 	void *ctx;
@@ -90,8 +92,13 @@ static void *helper_main(void *arg)
 		uint32_t t;
 
 		pthread_mutex_lock(&pool.lock);
-		while (pool.gen == seen) {
+		while (pool.gen == seen && !pool.quit) {
 			pthread_cond_wait(&pool.wake, &pool.lock);
+		}
+		if (pool.quit) {
+			/* set between jobs only (sn_pool_stop() holds the submit mutex) */
+			pthread_mutex_unlock(&pool.lock);
+			return NULL;
 		}
 		seen = pool.gen;
 		if (!pool.open || pool.next_t > pool.want) {
@@ -185,7 +192,8 @@ static void pool_after_fork_child(void)
 	pthread_mutex_init(&pool.lock, NULL);
 	pthread_cond_init(&pool.wake, NULL);
 	pthread_cond_init(&pool.done, NULL);
-	pool.helpers = 0;
+	pool.helpers = 0; /* the parent's handles in pool.threads are not the child's to join */
+	pool.quit = false;
 	pool.open = false;
 	pool.inside = 0;
 	pool.fn = NULL;
@@ -221,8 +229,8 @@ static int grow(uint32_t want, bool steer)
 		pool.tids = sn_xrealloc(pool.tids, (pool.helpers + 1) * sizeof(*pool.tids));
 		pthread_mutex_unlock(&pool.lock);
 #endif
+		pool.threads = sn_xrealloc(pool.threads, (pool.helpers + 1) * sizeof(*pool.threads));
 		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 #ifdef SN_POOL_STEER
 		if (steer) {
 			(void)pthread_attr_setaffinity_np(&attr, sizeof(pool.away), &pool.away);
@@ -236,7 +244,7 @@ static int grow(uint32_t want, bool steer)
 		if (rc != 0) {
 			return rc;
 		}
-		pool.helpers++;
+		pool.threads[pool.helpers++] = th;
 	}
 	return 0;
 }
@@ -341,6 +349,31 @@ void sn_pool_start(uint32_t threads)
 	}
 	pthread_mutex_lock(&pool.submit);
 	(void)prepare(threads, &steer); /* one that cannot start fails its job later */
+	pthread_mutex_unlock(&pool.submit);
+}
+
+void sn_pool_stop(void)
+{
+	if (in_job) {
+		return;
+	}
+	pthread_mutex_lock(&pool.submit);
+	pthread_mutex_lock(&pool.lock);
+	pool.quit = true;
+	pthread_cond_broadcast(&pool.wake);
+	pthread_mutex_unlock(&pool.lock);
+	for (uint32_t i = 0; i < pool.helpers; i++) {
+		pthread_join(pool.threads[i], NULL);
+	}
+	free(pool.threads);
+	pool.threads = NULL;
+	pool.helpers = 0;
+	pool.quit = false;
+#ifdef SN_POOL_STEER
+	free(pool.tids);
+	pool.tids = NULL;
+	pool.known = 0;
+#endif
 	pthread_mutex_unlock(&pool.submit);
 }
 
