@@ -28,6 +28,9 @@ expect_eq "exit status for a truncated file" "$?" 0
 grep -q "cut.pcap: .*byte offset [0-9]" "$TMPD/err" || fail "no truncation warning: $(cat "$TMPD/err")"
 expect_eq "packets before the cut" "$(json_get "$TMPD/cut.json" capture.packets)" 995
 expect_eq "truncation listed in the report" "$(json_get "$TMPD/cut.json" capture.input_errors.0.error)" truncated
+# the warning gives the report's offset, once
+off=$(json_get "$TMPD/cut.json" capture.input_errors.0.offset)
+expect_eq "offsets in the truncation warning" "$(grep -o "byte offset [0-9]*" "$TMPD/err" | sort | uniq -c | sed 's/^ *//')" "1 byte offset $off"
 
 # gzip and stdin give the same report as the plain file
 gzip -c "$S" >"$TMPD/s.pcap.gz"
