@@ -658,6 +658,25 @@ START_TEST(test_ana_report_text_cuts_long_uris)
 }
 END_TEST
 
+START_TEST(test_ana_report_text_utf8_and_control_bytes)
+{
+	char *txt;
+
+	/* 44 characters in 48 bytes: cut by columns, not bytes, to 29 characters and "..." */
+	fx.calls[0].from_uri = "sip:j\u00fcrgen.m\u00fcller-l\u00fcdenscheid@stra\u00dfe.example";
+	/* a control byte reaches the terminal as '?' */
+	fx.calls[0].kind = "INV\033TE";
+	/* 12 characters in 13 bytes: padded by columns to the column's 17 */
+	fx.calls[1].to_uri = "sip:zo\u00eb@b.ex";
+	txt = report(ANA_REPORT_TEXT, NULL);
+	expect_text(txt, "  00:00:00.000  INV?TE    sip:j\u00fcrgen.m\u00fcller-l\u00fcdenscheid...  "
+			 "sip:bob@b.example  COMPLETED");
+	expect_text(txt, "  sip:alice@a.example               sip:zo\u00eb@b.ex       REJECTED ");
+	ck_assert_ptr_null(strchr(txt, '\033'));
+	free(txt);
+}
+END_TEST
+
 START_TEST(test_ana_report_text_no_calls)
 {
 	char *txt;
@@ -772,6 +791,7 @@ static Suite *ana_report_suite(void)
 	tcase_add_checked_fixture(tc, fixture_setup, NULL);
 	tcase_add_test(tc, test_ana_report_text_tables);
 	tcase_add_test(tc, test_ana_report_text_cuts_long_uris);
+	tcase_add_test(tc, test_ana_report_text_utf8_and_control_bytes);
 	tcase_add_test(tc, test_ana_report_text_no_calls);
 	tcase_add_test(tc, test_ana_report_format_names);
 	suite_add_tcase(s, tc);

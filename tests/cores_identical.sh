@@ -1,7 +1,8 @@
 #!/bin/sh
 # The multi-core engine gives the same report as one core, byte for byte: --report=json for
 # --cores 1, 2, 3, 4 and 8 on every capture the tests use (corpus, public captures when
-# present, and a generated carrier capture whose RTP streams continue across calls).
+# present, and a generated carrier capture whose RTP streams continue across calls), and the
+# text and CSV reports of the carrier capture for --cores 1, 2 and 3.
 . "$(dirname "$0")/lib.sh"
 python3 "$SIPNAB_SRCDIR/bench/carrier.py" --calls 300 --call-ids 30 --stream-pairs 20 \
 	--loss 1 --jitter-ms 3 --reorder 1 --seed 5 --out "$TMPD/carrier.pcap" 2>/dev/null ||
@@ -53,6 +54,25 @@ if cmp -s "$TMPD/p1.json" "$TMPD/p3.json"; then
 else
 	fail "carrier --problems --cores 3 differs from --cores 1"
 fi
+# the text and CSV reports are made on several threads too (rows in blocks of 128 calls, CSV
+# lines in blocks of 64): the same bytes as one thread, with and without a selection
+for fmt in text csv; do
+	for sel in "" --problems; do
+		"$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=$fmt $sel --cores 1 >"$TMPD/r1.$fmt" ||
+			fail "carrier --report=$fmt $sel: exit $?"
+		for n in 2 3; do
+			"$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=$fmt $sel --cores $n \
+				>"$TMPD/rn.$fmt" || fail "carrier --report=$fmt $sel --cores $n: exit $?"
+			checks=$((checks + 1))
+			if cmp -s "$TMPD/r1.$fmt" "$TMPD/rn.$fmt"; then
+				pass "carrier --report=$fmt $sel --cores $n = --cores 1"
+			else
+				fail "carrier --report=$fmt $sel --cores $n differs from --cores 1"
+				diff "$TMPD/r1.$fmt" "$TMPD/rn.$fmt" | head -10
+			fi
+		done
+	done
+done
 # 16,800 SIP messages: the workers' messages are merged in 2, 3 and 4 parts on as many
 # threads (eng_merge.c merges in parts of at least 4,096 messages)
 python3 "$SIPNAB_SRCDIR/bench/carrier.py" --calls 2400 --call-ids 40 --stream-pairs 30 \
