@@ -257,6 +257,21 @@ START_TEST(test_cap_tcp_follows_sequence_wrap_around)
 }
 END_TEST
 
+START_TEST(test_cap_tcp_counts_a_segment_half_the_sequence_space_behind)
+{
+	feed(t, 0, 0, CAP_TCP_SYN, NULL, 0);
+	feed(t, 0, 1, CAP_TCP_ACK, "msg\n\n", 1);
+	/* 2^31 bytes from the next expected byte: as far behind as ahead; its distance does not
+	 * fit a negated int32 (fuzz_report found the overflow) */
+	feed(t, 0, 6u + 0x80000000u, CAP_TCP_ACK, "late\n\n", 2);
+	ck_assert_int_eq(r->count, 1);
+	ck_assert_uint_eq(cap_tcp_stats(t)->retransmissions, 1);
+	feed(t, 0, 6, CAP_TCP_ACK, "next\n\n", 3);
+	ck_assert_int_eq(r->count, 2);
+	ck_assert_str_eq(r->msgs[1], "next\n\n");
+}
+END_TEST
+
 START_TEST(test_cap_tcp_starts_mid_stream_without_syn)
 {
 	feed(t, 1, 5000, CAP_TCP_ACK | CAP_TCP_PSH, "SIP/2.0 200 OK\n\n", 0);
@@ -510,6 +525,7 @@ static Suite *cap_tcp_suite(void)
 	tcase_add_test(tc, test_cap_tcp_trims_a_partial_overlap);
 	tc = tc_new(s, "wrap_around");
 	tcase_add_test(tc, test_cap_tcp_follows_sequence_wrap_around);
+	tcase_add_test(tc, test_cap_tcp_counts_a_segment_half_the_sequence_space_behind);
 	tc = tc_new(s, "mid_stream");
 	tcase_add_test(tc, test_cap_tcp_starts_mid_stream_without_syn);
 	tcase_add_test(tc, test_cap_tcp_ignores_a_pure_ack_of_an_unknown_connection);

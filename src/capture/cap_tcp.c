@@ -265,7 +265,7 @@ static void tcp_ooo_drain(struct tcp_half *h)
 {
 	while (h->ooo && tcp_seq_diff(h->ooo->seq, h->next_seq) <= 0) {
 		struct tcp_seg *s = h->ooo;
-		uint32_t old = (uint32_t)-tcp_seq_diff(s->seq, h->next_seq);
+		uint32_t old = h->next_seq - s->seq; /* modulo 2^32, as the distance */
 
 		h->ooo = s->next;
 		h->ooo_count--;
@@ -347,7 +347,8 @@ static void tcp_half_data(struct cap_tcp *t, struct tcp_half *h, const struct ca
 	int32_t off = tcp_seq_diff(seq, h->next_seq);
 
 	if (off < 0) {
-		uint32_t old = (uint32_t)-off;
+		/* modulo 2^32: -off overflows for a distance of exactly 2^31 (fuzz_report) */
+		uint32_t old = h->next_seq - seq;
 
 		if (old >= len) {
 			t->stats.retransmissions++;
