@@ -363,9 +363,11 @@ struct jw {
 	bool first;       /* no member written yet in the innermost object or array */
 };
 
+/* Room for @p n more bytes; the buffer exists afterwards even for n = 0 (the writers compute
+ * w->buf + w->len). */
 static void jw_reserve(struct jw *w, size_t n)
 {
-	if (w->cap - w->len < n) {
+	if (w->cap - w->len < n || !w->buf) {
 		w->cap = SN_MAX(w->cap * 2, w->len + n + 256);
 		w->buf = sn_xrealloc(w->buf, w->cap);
 	}
