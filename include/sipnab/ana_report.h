@@ -35,8 +35,9 @@ struct ana_report_input {
 	const struct ana_input_error *errors;
 	size_t error_count;
 	const struct ana_filter *filter; /* selections; NULL or inactive = every call */
-	uint32_t threads;                /* threads that may render the JSON report (0, 1 = the
-					  * calling thread only); the output does not depend on it */
+	uint32_t threads;                /* threads that may render the report (JSON elements,
+					  * CSV lines, text rows; 0, 1 = the calling thread only);
+					  * the output does not depend on it */
 };
 
 /**
