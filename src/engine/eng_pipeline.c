@@ -147,7 +147,9 @@ static void sip_message(struct eng *e, enum eng_transport tr, const struct cap_p
 
 	sn_arena_reset(&e->parse);
 	st = sip_msg_parse(&msg, &e->parse, p, len);
-	if (st != SN_OK) {
+	if (st != SN_OK || msg.call_id.len == 0) {
+		/* without a Call-ID (RFC 3261 §8.1.1.4: mandatory) a message belongs to no call:
+		 * malformed, as sngrep drops it too (it made a call of its own, Call-ID "-") */
 		e->st.sip_errors++;
 		return;
 	}
