@@ -1180,12 +1180,12 @@ enum { AL_LEFT, AL_RIGHT };
  * report of the same result, four times the bytes, took 5 ms; now 5 ms on either.)
  */
 struct cell {
-	uint32_t off;        /* in the run's text */
+	uint32_t off;	     /* in the run's text */
 	uint16_t len, width; /* bytes (< CELL_MAX), columns */
 };
 
 struct run {
-	struct jw text;     /* the cells' bytes; owned */
+	struct jw text;	    /* the cells' bytes; owned */
 	struct cell *cells; /* row-major; owned */
 	size_t count, cap;
 };
@@ -1554,7 +1554,7 @@ static const uint8_t call_align[] = {
 	AL_RIGHT, AL_RIGHT, AL_RIGHT, AL_RIGHT, AL_RIGHT, AL_LEFT,
 };
 
-static void call_row(struct run *t, const struct ana_report_input *in, const struct eng_call *c)
+static void call_row(struct run *rows, const struct ana_report_input *in, const struct eng_call *c)
 {
 	struct call_view v;
 	char buf[64];
@@ -1565,26 +1565,26 @@ static void call_row(struct run *t, const struct ana_report_input *in, const str
 	} else {
 		snprintf(buf, sizeof(buf), "-");
 	}
-	run_str(t, 0, buf);
-	run_str(t, 12, str_or(c->kind, "-"));
-	run_str(t, URI_COLS, str_or(c->from_uri, "-"));
-	run_str(t, URI_COLS, str_or(c->to_uri, "-"));
-	run_str(t, 0, eng_call_state_name(c->state));
+	run_str(rows, 0, buf);
+	run_str(rows, 12, str_or(c->kind, "-"));
+	run_str(rows, URI_COLS, str_or(c->from_uri, "-"));
+	run_str(rows, URI_COLS, str_or(c->to_uri, "-"));
+	run_str(rows, 0, eng_call_state_name(c->state));
 	if (c->final_code) {
-		run_u64(t, c->final_code);
+		run_u64(rows, c->final_code);
 	} else {
-		run_str(t, 0, "-");
+		run_str(rows, 0, "-");
 	}
 	fixed_or_dash(buf, sizeof(buf), (double)v.setup_ns / NS_PER_MS, 3, v.setup_ns >= 0);
-	run_str(t, 0, buf);
+	run_str(rows, 0, buf);
 	fixed_or_dash(buf, sizeof(buf), (double)v.duration_ns / NS_PER_S, 3, v.duration_ns >= 0);
-	run_str(t, 0, buf);
-	run_u64(t, c->messages);
-	run_u64(t, c->retransmissions);
-	run_u64(t, c->stream_count);
+	run_str(rows, 0, buf);
+	run_u64(rows, c->messages);
+	run_u64(rows, c->retransmissions);
+	run_u64(rows, c->stream_count);
 	fixed_or_dash(buf, sizeof(buf), v.worst_mos, 2, v.has_mos);
-	run_str(t, 0, buf);
-	run_str(t, URI_COLS, str_or(c->call_id, "-"));
+	run_str(rows, 0, buf);
+	run_str(rows, URI_COLS, str_or(c->call_id, "-"));
 }
 
 static const char *const stream_heads[] = {
@@ -1596,34 +1596,34 @@ static const uint8_t stream_align[] = {
 	AL_RIGHT, AL_RIGHT, AL_RIGHT, AL_RIGHT, AL_LEFT,  AL_LEFT,
 };
 
-static void stream_row(struct run *t, const struct eng_result *r, const struct eng_stream *s)
+static void stream_row(struct run *rows, const struct eng_result *r, const struct eng_stream *s)
 {
 	char buf[64], pct[32];
 
-	run_str(t, 0, eng_endpoint_str(&s->src, s->sport, buf, sizeof(buf)));
-	run_str(t, 0, eng_endpoint_str(&s->dst, s->dport, buf, sizeof(buf)));
-	run_cell(t, 0, "0x%08" PRIX32, s->ssrc);
+	run_str(rows, 0, eng_endpoint_str(&s->src, s->sport, buf, sizeof(buf)));
+	run_str(rows, 0, eng_endpoint_str(&s->dst, s->dport, buf, sizeof(buf)));
+	run_cell(rows, 0, "0x%08" PRIX32, s->ssrc);
 	if (s->codec[0]) {
-		run_str(t, 16, s->codec);
+		run_str(rows, 16, s->codec);
 	} else {
-		run_cell(t, 0, "PT%d", s->pt);
+		run_cell(rows, 0, "PT%d", s->pt);
 	}
-	run_u64(t, s->rtp.packets);
+	run_u64(rows, s->rtp.packets);
 	fixed_or_dash(pct, sizeof(pct), rtp_stream_loss_pct(&s->rtp), 3, true);
-	run_cell(t, 0, "%" PRId64 " (%s%%)", rtp_stream_lost(&s->rtp), pct);
+	run_cell(rows, 0, "%" PRId64 " (%s%%)", rtp_stream_lost(&s->rtp), pct);
 	fixed_or_dash(buf, sizeof(buf), s->rtp.max_delta_ms, 3, true);
-	run_str(t, 0, buf);
+	run_str(rows, 0, buf);
 	fixed_or_dash(buf, sizeof(buf), s->rtp.max_jitter_ms, 3, true);
-	run_str(t, 0, buf);
+	run_str(rows, 0, buf);
 	fixed_or_dash(buf, sizeof(buf), s->rtp.mean_jitter_ms, 3, true);
-	run_str(t, 0, buf);
+	run_str(rows, 0, buf);
 	fixed_or_dash(buf, sizeof(buf), s->mos, 2, s->mos > 0);
-	run_str(t, 0, buf);
-	run_str(t, 16, str_or(s->rtp.dtmf, "-"));
+	run_str(rows, 0, buf);
+	run_str(rows, 16, str_or(s->rtp.dtmf, "-"));
 	if (s->call >= 0 && (uint32_t)s->call < r->call_count) {
-		run_str(t, URI_COLS, str_or(r->calls[s->call].call_id, "-"));
+		run_str(rows, URI_COLS, str_or(r->calls[s->call].call_id, "-"));
 	} else {
-		run_str(t, 0, "-");
+		run_str(rows, 0, "-");
 	}
 }
 
@@ -1631,7 +1631,7 @@ static const char *const prob_heads[] = {"Subject", "Problem", "Value"};
 static const uint8_t prob_align[] = {AL_LEFT, AL_LEFT, AL_LEFT};
 
 /* Problem rows of a call (call-level bits only; stream bits are listed per stream). */
-static void call_problem_rows(struct run *t, const struct ana_report_input *in,
+static void call_problem_rows(struct run *rows, const struct ana_report_input *in,
 			      const struct eng_call *c)
 {
 	const struct eng_result *r = in->result;
@@ -1642,44 +1642,44 @@ static void call_problem_rows(struct run *t, const struct ana_report_input *in,
 	snprintf(subj, sizeof(subj), "call %s", str_or(c->call_id, "-"));
 	text_cut(subj, URI_COLS + 5);
 	if (v.problems & ANA_PROB_FAILED) {
-		run_cell(t, 0, "%s", subj);
-		run_cell(t, 0, "failed (%s)", eng_call_state_name(c->state));
+		run_cell(rows, 0, "%s", subj);
+		run_cell(rows, 0, "failed (%s)", eng_call_state_name(c->state));
 		if (c->final_code) {
-			run_cell(t, 0, "final code %u", c->final_code);
+			run_cell(rows, 0, "final code %u", c->final_code);
 		} else {
-			run_cell(t, 0, "no final response");
+			run_cell(rows, 0, "no final response");
 		}
 	}
 	if (v.problems & ANA_PROB_ONE_WAY) {
-		run_cell(t, 0, "%s", subj);
-		run_cell(t, 0, "one-way audio");
+		run_cell(rows, 0, "%s", subj);
+		run_cell(rows, 0, "one-way audio");
 		if (c->stream_count == 0) {
-			run_cell(t, 0, "no media");
+			run_cell(rows, 0, "no media");
 		} else {
-			run_cell(t, 0, "%" PRIu32 " of %" PRIu32 " streams without reverse",
-				   ana_filter_one_way_streams(r, c), c->stream_count);
+			run_cell(rows, 0, "%" PRIu32 " of %" PRIu32 " streams without reverse",
+				 ana_filter_one_way_streams(r, c), c->stream_count);
 		}
 	}
 	if (v.problems & ANA_PROB_RETRANS) {
-		run_cell(t, 0, "%s", subj);
-		run_cell(t, 0, "retransmissions");
-		run_cell(t, 0, "%" PRIu32, c->retransmissions);
+		run_cell(rows, 0, "%s", subj);
+		run_cell(rows, 0, "retransmissions");
+		run_cell(rows, 0, "%" PRIu32, c->retransmissions);
 	}
 	if (v.problems & ANA_PROB_SLOW_SETUP) {
 		fixed_or_dash(num, sizeof(num), (double)v.setup_ns / NS_PER_MS, 3, true);
-		run_cell(t, 0, "%s", subj);
-		run_cell(t, 0, "slow setup");
-		run_cell(t, 0, "%s ms", num);
+		run_cell(rows, 0, "%s", subj);
+		run_cell(rows, 0, "slow setup");
+		run_cell(rows, 0, "%s ms", num);
 	}
 	if (v.problems & ANA_PROB_SHORT_CALL) {
 		fixed_or_dash(num, sizeof(num), (double)v.duration_ns / NS_PER_S, 3, true);
-		run_cell(t, 0, "%s", subj);
-		run_cell(t, 0, "short call");
-		run_cell(t, 0, "%s s", num);
+		run_cell(rows, 0, "%s", subj);
+		run_cell(rows, 0, "short call");
+		run_cell(rows, 0, "%s s", num);
 	}
 }
 
-static void stream_problem_rows(struct run *t, const struct eng_stream *s)
+static void stream_problem_rows(struct run *rows, const struct eng_stream *s)
 {
 	uint32_t p = ana_filter_stream_problems(s);
 	char a[64], b[64], subj[CELL_MAX], num[64];
@@ -1692,20 +1692,20 @@ static void stream_problem_rows(struct run *t, const struct eng_stream *s)
 		 eng_endpoint_str(&s->dst, s->dport, b, sizeof(b)), s->ssrc);
 	if (p & ANA_PROB_LOW_MOS) {
 		fixed_or_dash(num, sizeof(num), s->mos, 2, true);
-		run_cell(t, 0, "%s", subj);
-		run_cell(t, 0, "low MOS");
-		run_cell(t, 0, "%s", num);
+		run_cell(rows, 0, "%s", subj);
+		run_cell(rows, 0, "low MOS");
+		run_cell(rows, 0, "%s", num);
 	}
 	if (p & ANA_PROB_LOSS) {
 		fixed_or_dash(num, sizeof(num), rtp_stream_loss_pct(&s->rtp), 3, true);
-		run_cell(t, 0, "%s", subj);
-		run_cell(t, 0, "packet loss");
-		run_cell(t, 0, "%s %% (%" PRId64 " lost)", num, rtp_stream_lost(&s->rtp));
+		run_cell(rows, 0, "%s", subj);
+		run_cell(rows, 0, "packet loss");
+		run_cell(rows, 0, "%s %% (%" PRId64 " lost)", num, rtp_stream_lost(&s->rtp));
 	}
 }
 
-/* Add the rows of item @p i (a call, a stream) to @p r; thread-safe (reads the result). */
-typedef void table_rows_fn(struct run *r, const struct ana_report_input *in, uint32_t i);
+/* Add the rows of item @p i (a call, a stream) to @p rows; thread-safe (reads the result). */
+typedef void table_rows_fn(struct run *rows, const struct ana_report_input *in, uint32_t i);
 
 /*
  * Add the rows of items 0 .. count - 1 to @p t, in order. On several threads (the report's,
@@ -1750,29 +1750,28 @@ static void table_rows(struct table *t, const struct ana_report_input *in, table
 	sn_pool_for(blocks, in->threads, 1, rows_block, &j);
 }
 
-static void call_rows(struct run *t, const struct ana_report_input *in, uint32_t i)
+static void call_rows(struct run *rows, const struct ana_report_input *in, uint32_t i)
 {
 	const struct eng_call *c = &in->result->calls[i];
 
 	if (call_selected(in, c)) {
-		call_row(t, in, c);
+		call_row(rows, in, c);
 	}
 }
 
-static void stream_rows(struct run *t, const struct ana_report_input *in, uint32_t i)
+static void stream_rows(struct run *rows, const struct ana_report_input *in, uint32_t i)
 {
-	stream_row(t, in->result, &in->result->streams[i]);
+	stream_row(rows, in->result, &in->result->streams[i]);
 }
 
-static void call_problem_rows_of(struct run *t, const struct ana_report_input *in, uint32_t i)
+static void call_problem_rows_of(struct run *rows, const struct ana_report_input *in, uint32_t i)
 {
-	call_problem_rows(t, in, &in->result->calls[i]);
+	call_problem_rows(rows, in, &in->result->calls[i]);
 }
 
-static void stream_problem_rows_of(struct run *t, const struct ana_report_input *in,
-				   uint32_t i)
+static void stream_problem_rows_of(struct run *rows, const struct ana_report_input *in, uint32_t i)
 {
-	stream_problem_rows(t, &in->result->streams[i]);
+	stream_problem_rows(rows, &in->result->streams[i]);
 }
 
 static void table_or_none(FILE *out, struct table *t)

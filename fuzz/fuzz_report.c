@@ -183,7 +183,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		expect_same("JSON", one.fmt[0], one.len[0], many.fmt[0], many.len[0], cores);
 		expect_same("text", one.fmt[1], one.len[1], many.fmt[1], many.len[1], cores);
 		expect_same("CSV", one.fmt[2], one.len[2], many.fmt[2], many.len[2], cores);
-		expect_same("--call-report", one.call, one.call_len, many.call, many.call_len, cores);
+		expect_same("--call-report", one.call, one.call_len, many.call, many.call_len,
+			    cores);
 		expect_printable("text", one.fmt[1], one.len[1]);
 		expect_printable("--call-report", one.call, one.call_len);
 	}

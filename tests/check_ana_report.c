@@ -669,8 +669,9 @@ START_TEST(test_ana_report_text_utf8_and_control_bytes)
 	/* 12 characters in 13 bytes: padded by columns to the column's 17 */
 	fx.calls[1].to_uri = "sip:zo\u00eb@b.ex";
 	txt = report(ANA_REPORT_TEXT, NULL);
-	expect_text(txt, "  00:00:00.000  INV?TE    sip:j\u00fcrgen.m\u00fcller-l\u00fcdenscheid...  "
-			 "sip:bob@b.example  COMPLETED");
+	expect_text(txt,
+		    "  00:00:00.000  INV?TE    sip:j\u00fcrgen.m\u00fcller-l\u00fcdenscheid...  "
+		    "sip:bob@b.example  COMPLETED");
 	expect_text(txt, "  sip:alice@a.example               sip:zo\u00eb@b.ex       REJECTED ");
 	ck_assert_ptr_null(strchr(txt, '\033'));
 	free(txt);
