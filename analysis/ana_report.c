@@ -1245,68 +1245,25 @@ static size_t table_cells(const struct table *t)
 	return n;
 }
 
-/* Display width: UTF-8 continuation bytes take no column. */
-static size_t text_width(const char *s)
-{
-	size_t w = 0;
-
-	for (; *s; s++) {
-		w += ((unsigned char)*s & 0xc0) != 0x80;
-	}
-	return w;
-}
-
-/* Cut @p s in place to at most @p max columns, ending in "..." when cut. */
-static void text_cut(char *s, size_t max)
-{
-	size_t w = 0;
-	char *p;
-
-	if (text_width(s) <= max || max < 4) {
-		return;
-	}
-	for (p = s; *p; p++) {
-		if (((unsigned char)*p & 0xc0) != 0x80) {
-			if (w == max - 3) {
-				break;
-			}
-			w++;
-		}
-	}
-	memcpy(p, "...", 4);
-}
-
-/* Replace control bytes so hostile traffic cannot drive the terminal. */
-static void text_sanitise(char *s)
-{
-	for (; *s; s++) {
-		if ((unsigned char)*s < 0x20 || *s == 0x7f) {
-			*s = '?';
-		}
-	}
-}
-
 /*
- * Append one cell of the @p n bytes at @p s (at most CELL_MAX - 1 of them are kept, as a
- * cell was a CELL_MAX-byte snprintf() buffer), with control bytes replaced (text_sanitise())
- * and cut to @p max columns with "..." (0 = no limit; as text_cut()).
+ * Copy the @p n bytes at @p s to @p d (which may be @p s; with room for a terminator after the
+ * n bytes) as terminal-safe text: control bytes become '?' (hostile traffic must not drive
+ * the terminal), and text
+ * wider than @p max columns (UTF-8 continuation bytes take none) is cut to max - 3 columns and
+ * "..." (max 0, or below 4: never cut). Terminates it; returns its length, and its width in
+ * *width. One pass, as every cell of the text report goes through it.
  */
-static void run_put(struct run *r, size_t max, const char *s, size_t n)
+static size_t text_fit(char *d, const char *s, size_t n, size_t max, size_t *width)
 {
-	struct jw *w = &r->text;
-	size_t width = 0;
-	char *d;
+	size_t w = 0;
 
-	n = SN_MIN(n, (size_t)CELL_MAX - 1);
-	jw_reserve(w, n);
-	d = w->buf + w->len;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 
 		d[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-		width += (c & 0xc0) != 0x80;
+		w += (c & 0xc0) != 0x80;
 	}
-	if (max >= 4 && width > max) {
+	if (max >= 4 && w > max) {
 		size_t cols = 0, i = 0;
 
 		for (; i < n; i++) {
@@ -1320,8 +1277,29 @@ static void run_put(struct run *r, size_t max, const char *s, size_t n)
 		/* at least three more columns, so three more bytes, follow d[i] */
 		memcpy(d + i, "...", 3);
 		n = i + 3;
-		width = max;
+		w = max;
 	}
+	d[n] = '\0';
+	*width = w;
+	return n;
+}
+
+/*
+ * Append one cell of the @p n bytes at @p s (at most CELL_MAX - 1 of them are kept, as a
+ * cell was a CELL_MAX-byte snprintf() buffer), made terminal-safe and cut to @p max columns
+ * (text_fit()). It is made in place at the end of the run's text; its terminator is
+ * overwritten by the next cell.
+ */
+static void run_put(struct run *r, size_t max, const char *s, size_t n)
+{
+	struct jw *w = &r->text;
+	size_t width;
+	char *d;
+
+	n = SN_MIN(n, (size_t)CELL_MAX - 1);
+	jw_reserve(w, n + 1);
+	d = w->buf + w->len;
+	n = text_fit(d, s, n, max, &width);
 	if (r->count == r->cap) {
 		r->cap = r->cap ? 2 * r->cap : 256;
 		r->cells = sn_xrealloc(r->cells, r->cap * sizeof(*r->cells));
@@ -1637,10 +1615,11 @@ static void call_problem_rows(struct run *rows, const struct ana_report_input *i
 	const struct eng_result *r = in->result;
 	struct call_view v;
 	char subj[CELL_MAX], num[64];
+	size_t width;
 
 	call_view_init(&v, in, c);
 	snprintf(subj, sizeof(subj), "call %s", str_or(c->call_id, "-"));
-	text_cut(subj, URI_COLS + 5);
+	(void)text_fit(subj, subj, strlen(subj), URI_COLS + 5, &width);
 	if (v.problems & ANA_PROB_FAILED) {
 		run_cell(rows, 0, "%s", subj);
 		run_cell(rows, 0, "failed (%s)", eng_call_state_name(c->state));
@@ -1836,9 +1815,10 @@ int32_t ana_report_find_call(const struct eng_result *r, const char *call_id)
 static void field(FILE *out, const char *name, const char *value)
 {
 	char buf[CELL_MAX];
+	size_t width;
 
 	snprintf(buf, sizeof(buf), "%s", value);
-	text_sanitise(buf);
+	(void)text_fit(buf, buf, strlen(buf), 0, &width);
 	fprintf(out, "  %-20s %s\n", name, buf);
 }
 
