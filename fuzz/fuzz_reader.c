@@ -17,6 +17,8 @@
 
 #include "sipnab/cap_reader.h"
 
+#include "fuzz_file.h"
+
 #define MAX_RECS 4096
 
 struct rec_copy {
@@ -140,22 +142,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t off_a = 0, off_b = 0;
 	uint32_t na, nb;
 	size_t chunk;
-	int fd;
 
 	if (size < 2) {
 		return 0;
 	}
 	chunk = 16u + (size_t)data[0] * 7u;
-	fd = mkstemp(path);
-	if (fd < 0) {
+	if (!fuzz_write_file(path, data + 1, size - 1)) {
 		return 0;
 	}
-	if (write(fd, data + 1, size - 1) != (ssize_t)(size - 1)) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	close(fd);
 	if (cap_reader_open(path, &r, &diag) == SN_OK) {
 		/* ranges first: the sequential read changes the reader's state */
 		nb = read_ranges(r, chunk, b, &end_b, &off_b);

@@ -22,6 +22,8 @@
 #include "sipnab/cap_reader.h"
 #include "sipnab/eng_run.h"
 
+#include "fuzz_file.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct out {
@@ -150,7 +152,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ana_filter filter;
 	struct out one = {0}, many = {0};
 	uint32_t cores;
-	int fd;
 
 	if (size < 2) {
 		return 0;
@@ -162,16 +163,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	filter.short_calls = data[0] & 0x20;
 	cfg.eng.rtp_heuristic = !(data[0] & 0x40);
 	cfg.eng.invite_only = data[0] & 0x80;
-	fd = mkstemp(path);
-	if (fd < 0) {
+	if (!fuzz_write_file(path, data + 1, size - 1)) {
 		return 0;
 	}
-	if (write(fd, data + 1, size - 1) != (ssize_t)(size - 1)) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	close(fd);
 	if (run(path, 1, &cfg, &filter, &one) && run(path, cores, &cfg, &filter, &many)) {
 		cJSON *root = cJSON_ParseWithLength(one.fmt[0], one.len[0]);
 
