@@ -13,24 +13,12 @@ if ! command -v python3 >/dev/null 2>&1; then
 fi
 
 cat >"$TMPD/gen.py" <<'PY'
-import struct, sys
+import sys
 
-out = open(sys.argv[1], "wb")
-out.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-t = [1800000000.0]
+sys.path.insert(0, sys.argv[2])
+from sip_pcap import SipPcap
 
-def ip(a):
-    return bytes(int(x) for x in a.split("."))
-
-def packet(src, dst, text):
-    t[0] += 0.01
-    payload = text.replace("\n", "\r\n").encode()
-    udp = struct.pack("!HHHH", 5060, 5060, 8 + len(payload), 0) + payload
-    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0, 64, 17, 0, ip(src), ip(dst))
-    frame = b"\x02\0\0\0\0\x02" + b"\x02\0\0\0\0\x01" + b"\x08\x00" + hdr + udp
-    sec = int(t[0])
-    out.write(struct.pack("<IIII", sec, int(round((t[0] - sec) * 1e6)), len(frame), len(frame)))
-    out.write(frame)
+packet = SipPcap(sys.argv[1]).packet
 
 A, B = "10.0.0.1", "10.0.0.2"
 via = "Via: SIP/2.0/UDP %s:5060;branch=z9hG4bKm1\n" % A
@@ -56,7 +44,7 @@ packet(A, B, "BYE sip:bob@%s SIP/2.0\n" % B + via.replace("m1", "m3") + ft % ";t
 packet(B, A, "SIP/2.0 200 OK\n" + via.replace("m1", "m3") + ft % ";tag=t1" + cid
        + "CSeq: 2 BYE\nContent-Length: 0\n\n")
 PY
-python3 "$TMPD/gen.py" "$TMPD/m.pcap" || fail "generating the capture"
+python3 "$TMPD/gen.py" "$TMPD/m.pcap" "$SIPNAB_SRCDIR/tests" || fail "generating the capture"
 
 for cores in 1 2; do
 	"$SIPNAB_BIN" -N -I "$TMPD/m.pcap" --cores $cores --report=json >"$TMPD/m$cores.json"

@@ -17,33 +17,13 @@ if ! command -v python3 >/dev/null 2>&1; then
 fi
 
 cat >"$TMPD/gen.py" <<'EOF'
-import struct, sys
+import sys
 
-out = open(sys.argv[1], "wb")
-out.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-t = [1800000000.0]
+sys.path.insert(0, sys.argv[2])
+from sip_pcap import SipPcap
 
-def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-
-def ip(a):
-    return bytes(int(x) for x in a.split("."))
-
-def packet(src, dst, text, dt=0.01):
-    t[0] += dt
-    payload = text.replace("\n", "\r\n").encode()
-    udp = struct.pack("!HHHH", 5060, 5060, 8 + len(payload), 0) + payload
-    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0, 64, 17, 0, ip(src), ip(dst))
-    hdr = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
-    frame = b"\x02\0\0\0\0\x02" + b"\x02\0\0\0\0\x01" + b"\x08\x00" + hdr + udp
-    sec = int(t[0])
-    out.write(struct.pack("<IIII", sec, int(round((t[0] - sec) * 1e6)), len(frame), len(frame)))
-    out.write(frame)
+cap = SipPcap(sys.argv[1])
+packet = cap.packet
 
 def call(src, dst, cid, ftag, extra="", branch="z9hG4bK", dt=0.01):
     """One INVITE dialog from src to dst: INVITE, 180, 200, ACK, BYE, 200."""
@@ -86,7 +66,7 @@ bye_r2 = call("10.0.3.1", "10.0.3.2", "r@pbx", "r2")
 bye_s = call("10.0.3.2", "10.0.3.3", "s@pbx", "fs", "X-Call-ID: r@pbx\n")
 bye_s(); bye_r2()
 EOF
-python3 "$TMPD/gen.py" "$TMPD/xcid.pcap" || { echo "FAIL: generating the capture"; exit 1; }
+python3 "$TMPD/gen.py" "$TMPD/xcid.pcap" "$SIPNAB_SRCDIR/tests" || { echo "FAIL: generating the capture"; exit 1; }
 
 # call_id:state:legs:messages of every call but the 800 ordinary ones, in report order, and
 # how many of those there are, each alone and COMPLETED
