@@ -32,8 +32,9 @@
 struct leg {
 	const char *call_id;
 	const char *caller_tag; /* From tag of the message that created the leg */
-	uint32_t *msgs;    /* indexes into r->msgs, in time order */
-	uint32_t n, cap;
+	uint32_t *msgs;    /* indexes into r->msgs, in time order (a stretch of one array
+			    * shared by all legs) */
+	uint32_t n;
 	uint32_t parent;   /* union-find */
 	/* analysis */
 	struct sip_dialog_summary sum;
@@ -528,6 +529,8 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	int64_t capture_end = r->stats.last_ts_ns;
 
 	struct cid_slot *seen = sn_xcalloc(CID_SLOTS, sizeof(*seen));
+	uint32_t *msg_leg = sn_xmalloc((r->msg_count + 1u) * sizeof(*msg_leg)); /* leg of msg i */
+	uint32_t *leg_msgs, *fill;
 
 	for (uint32_t i = 0; i < r->msg_count; i++) {
 		const struct eng_msg *m = r->msgs[i];
@@ -563,11 +566,8 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 			slot->ce = ce;
 		}
 		li = leg_of(&legs, &nlegs, &cap, ce, m);
-		if (legs[li].n == legs[li].cap) {
-			legs[li].cap = legs[li].cap ? legs[li].cap * 2 : 8;
-			legs[li].msgs = sn_xrealloc(legs[li].msgs, legs[li].cap * sizeof(uint32_t));
-		}
-		legs[li].msgs[legs[li].n++] = i;
+		legs[li].n++;
+		msg_leg[i] = li;
 		/* X-Call-ID / X-CID correlation: join the newest leg of the named Call-ID */
 		if (m->x_call_id[0] && strcmp(m->x_call_id, m->call_id) != 0) {
 			struct cid_entry *other = g_hash_table_lookup(by_id, m->x_call_id);
@@ -577,6 +577,20 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 		}
 	}
 	free(seen);
+	/* each leg's messages in order, all legs' lists in one array: a counting sort of the
+	 * messages by leg (one allocation where each leg grew a list of its own) */
+	leg_msgs = sn_xmalloc((r->msg_count + 1u) * sizeof(*leg_msgs));
+	fill = sn_xmalloc((nlegs + 1u) * sizeof(*fill));
+	for (uint32_t li = 0, at = 0; li < nlegs; li++) {
+		legs[li].msgs = leg_msgs + at;
+		fill[li] = at;
+		at += legs[li].n;
+	}
+	for (uint32_t i = 0; i < r->msg_count; i++) {
+		leg_msgs[fill[msg_leg[i]]++] = i;
+	}
+	free(fill);
+	free(msg_leg);
 	b.r = r;
 	b.legs = legs;
 	b.capture_end = capture_end;
@@ -630,9 +644,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 		r->dialogs += r->calls[i].dialogs;
 		r->by_state[r->calls[i].state]++;
 	}
-	for (uint32_t i = 0; i < nlegs; i++) {
-		free(legs[i].msgs);
-	}
+	free(leg_msgs);
 	free(legs);
 	free(start);
 	free(order);
