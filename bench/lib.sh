@@ -289,10 +289,11 @@ bench_host() {
 
 # bench_cache_file FILE: put FILE in the page cache the way read() leaves a file read from
 # disk, so every run of every script starts from the same state. How the cache holds a file
-# decides what it costs to map: after read() (cat, cp, a capture tool writing it) the kernel
-# holds it in large folios (64 KiB and up) and maps a folio's pages together; a file first
-# read from disk through a mapping (sipnab itself, cold) is held in 4 KiB and 16 KiB pieces,
-# and mapping those costs sipnab --cores 1 up to a fifth more on c5k (BENCHMARKS.md). read(),
+# decides what it costs to map: after read() (cat, cp) the kernel holds it in large folios
+# (64 KiB and up, 2 MiB where memory allows) and maps a folio's pages together; a capture
+# written a few KiB at a time (carrier.py, tcpdump) is held in small folios, and c5k held in
+# 4 KiB and 16 KiB pieces cost sipnab --cores 1 up to a fifth more (BENCHMARKS.md). sipnab
+# reading a file cold asks for 2 MiB folios (MADV_HUGEPAGE). read(),
 # as libpcap and the peers use, costs the same either way. Steps: write it back (sync FILE),
 # drop its cached pages (dd iflag=nocache count=0: posix_fadvise DONTNEED), read it back
 # once (cat). With BENCH_KEEP_CACHE=1 (the scripts' --keep-cache) the file is measured as the
