@@ -287,6 +287,12 @@ bench_host() {
 	BENCH_CPUSTAT0=$(bench_cpustat)
 }
 
+# The page cache's file pages held in 2 MiB folios, in KiB (/proc/meminfo FileHugePages),
+# empty where the kernel does not say.
+bench_file_huge_kib() {
+	awk '$1 == "FileHugePages:" { print $2 }' /proc/meminfo 2>/dev/null
+}
+
 # bench_cache_file FILE: put FILE in the page cache the way read() leaves a file read from
 # disk, so every run of every script starts from the same state. How the cache holds a file
 # decides what it costs to map: after read() (cat, cp) the kernel holds it in large folios
@@ -297,9 +303,11 @@ bench_host() {
 # as libpcap and the peers use, costs the same either way. Steps: write it back (sync FILE),
 # drop its cached pages (dd iflag=nocache count=0: posix_fadvise DONTNEED), read it back
 # once (cat). With BENCH_KEEP_CACHE=1 (the scripts' --keep-cache) the file is measured as the
-# cache holds it. Sets BENCH_CACHE to what was done, for the method line.
+# cache holds it. Sets BENCH_CACHE to what was done, for the method line, and
+# BENCH_CACHE_HUGE to how much of the file came back in 2 MiB folios ("N of its M MiB", empty
+# where the kernel does not say).
 bench_cache_file() { # FILE
-	local left
+	local left huge0 huge1
 	if [ "${BENCH_KEEP_CACHE:-0}" = 1 ]; then
 		BENCH_CACHE="as the page cache held it (--keep-cache)"
 		return 0
@@ -314,8 +322,16 @@ bench_cache_file() { # FILE
 	if command -v fincore >/dev/null 2>&1; then
 		left=$(fincore -n -o PAGES "$1" 2>/dev/null | tr -d ' ')
 	fi
+	huge0=$(bench_file_huge_kib)
 	cat "$1" >/dev/null || bench_die "cannot read $1" 1
+	huge1=$(bench_file_huge_kib)
 	BENCH_CACHE="read back from disk before the runs (sync; dd iflag=nocache count=0; cat)"
+	BENCH_CACHE_HUGE=
+	if [ -n "$huge0" ] && [ -n "$huge1" ] && [ "$huge1" -ge "$huge0" ]; then
+		# whether cat got 2 MiB folios depends on how fragmented free memory is
+		BENCH_CACHE_HUGE="$(( (huge1 - huge0) / 1024 )) of its $(( $(stat -c %s "$1") >> 20 )) MiB"
+		BENCH_CACHE+="; $BENCH_CACHE_HUGE came back in 2 MiB folios"
+	fi
 	if [ -n "$left" ] && [ "$left" != 0 ]; then
 		BENCH_CACHE+="; $left pages could not be dropped"
 		echo "warning: $left pages of $1 stayed in the page cache when it was dropped" >&2

@@ -110,14 +110,21 @@ echo
 # on every capture size alike instead of on one (the spread between sizes is what this script
 # measures).
 ROWKEYS=()
+HUGE=()
 for n in ${CALLS//,/ }; do
 	bench_cache_file "${FILE[$n]}"
+	[ -z "$BENCH_CACHE_HUGE" ] || HUGE+=("$n calls: $BENCH_CACHE_HUGE")
 	for c in $CORESET; do
 		ROWKEYS+=("$n,$c")
 		bench_row "calls $n --cores $c" "$n/c$c" "$RUNS" 1 "$BIN" -N -I "${FILE[$n]}" \
 			--report=json --cores "$c"
 	done
 done
+if [ ${#HUGE[@]} -gt 0 ]; then
+	# how much of each capture the read-back brought in 2 MiB folios (see bench_cache_file)
+	echo "- page cache, in 2 MiB folios after the read-back: $(IFS=';'; echo "${HUGE[*]}" | sed 's/;/; /g')"
+	echo
+fi
 bench_row_warmed() { # I FILE: the one-core rows' reports count 107 packets per call
 	local n=${ROWKEYS[$1]%,*} c=${ROWKEYS[$1]#*,}
 	[ "$c" != 1 ] || bench_check_packets "$2" "$((107 * n))"
