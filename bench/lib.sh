@@ -183,7 +183,9 @@ bench_run_rows() {
 				printf ' (%s failed)' "${BR_LABEL[$i]}" >&2
 				continue
 			fi
-			printf ' %s %.3f' "${BR_SHORT[$i]}" "$RUN_WALL" >&2
+			# to 0.1 ms: a run of a small capture takes a few ms, and tests recompute
+			# the paired ratios from these lines
+			printf ' %s %.4f' "${BR_SHORT[$i]}" "$RUN_WALL" >&2
 			walls[i]+="$RUN_WALL "
 			BR_WALL[$i,$r]=$RUN_WALL
 			rss[i]+="$RUN_RSS "
