@@ -547,6 +547,32 @@ START_TEST(test_cap_reader_rejects_simple_packet_block_without_interface)
 }
 END_TEST
 
+/* A mapped file is given back in whole 2 MiB blocks (a cached 2 MiB folio is mapped with one
+ * huge-page entry, which a partial give-back would split); inflated gzip bytes by the page. */
+START_TEST(test_cap_reader_release_floor_keeps_mapped_give_backs_to_whole_blocks)
+{
+	const size_t mib = 1u << 20;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct cap_reader *r;
+	struct tbuf t;
+
+	build_pcap(&t, false, 0xa1b2c3d4u);
+	r = open_ok(tmp_write(t.b, t.n));
+	ck_assert(cap_reader_mapped(r));
+	ck_assert_uint_eq(cap_reader_release_floor(r, 0), 0);
+	ck_assert_uint_eq(cap_reader_release_floor(r, 2 * mib - 1), 0);
+	ck_assert_uint_eq(cap_reader_release_floor(r, 2 * mib), 2 * mib);
+	ck_assert_uint_eq(cap_reader_release_floor(r, 5 * mib + 24), 4 * mib);
+	cap_reader_free(r);
+
+	r = open_ok(tmp_write_gz(t.b, t.n, 1));
+	ck_assert(!cap_reader_mapped(r));
+	ck_assert_uint_eq(cap_reader_release_floor(r, 5 * mib + 24), 5 * mib);
+	ck_assert_uint_eq(cap_reader_release_floor(r, 3 * page + 1), 3 * page);
+	cap_reader_free(r);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- gzip */
 
 START_TEST(test_cap_reader_inflates_gzip_pcap_and_concatenated_members)
@@ -1932,6 +1958,7 @@ static Suite *cap_reader_suite(void)
 	CAP_TCASE("gzip");
 	tcase_add_test(tc, test_cap_reader_inflates_gzip_pcap_and_concatenated_members);
 	tcase_add_test(tc, test_cap_reader_inflates_gzip_pcapng);
+	tcase_add_test(tc, test_cap_reader_release_floor_keeps_mapped_give_backs_to_whole_blocks);
 	tcase_add_test(tc, test_cap_reader_reports_cut_gzip_stream_as_truncation);
 	CAP_TCASE("truncation");
 	tcase_add_test(tc, test_cap_reader_returns_complete_records_then_truncation_offset);

@@ -158,6 +158,14 @@ bool cap_reader_mapped(const struct cap_reader *r);
  * every thread has finished with. Call from the reading thread.
  */
 void cap_reader_advise(const struct cap_reader *r, size_t off, size_t len, bool need);
+/**
+ * Where a give-back that should end at @p off ends instead: @p off rounded down to a whole
+ * 2 MiB block of a file mapping (the kernel maps a cached 2 MiB folio with one huge-page
+ * entry, and giving back part of one first splits it into 512), to a page otherwise. A
+ * caller that gives back up to this offset, and starts the next give-back there, gives back
+ * every byte once.
+ */
+size_t cap_reader_release_floor(const struct cap_reader *r, size_t off);
 
 /* --- timestamp-ordered merge of several readers --- */
 

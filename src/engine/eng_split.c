@@ -259,15 +259,12 @@ static void verify(struct split *sp)
  * Free the slots of the chunks every thread has analysed, in order, and say which part of
  * the mapping to give back: [*lo, *hi), empty when none (lock held).
  *
- * The part given back is whole 2 MiB blocks of the mapping (up to the end of the input).
- * The kernel maps a 2 MiB page-cache folio of the file with one huge-page entry when the
- * mapping is aligned to it (it is, for a file this large); giving back part of such a block
- * first splits the entry into 512 (a page table allocated and filled, then cleared). When
- * the chunks started 24 bytes past each 2 MiB (the pcap header) and the give-backs at the
- * next page, c5k split 23-24 huge entries a run (/proc/vmstat thp_split_pmd); now none.
+ * The part given back is whole 2 MiB blocks of the mapping, up to the end of the input
+ * (cap_reader_release_floor(): giving back part of a block splits its huge-page entry).
+ * The chunks start at whole multiples of the chunk size, where the blocks do (the chunks
+ * started 24 bytes past each 2 MiB before, the pcap header, and split 23-24 entries of c5k a
+ * run).
  */
-#define SPLIT_GIVE_ALIGN (2u << 20)
-
 static void recycle(struct split *sp, size_t *lo, size_t *hi)
 {
 	uint64_t verified = atomic_load_explicit(&sp->verified, memory_order_relaxed);
@@ -285,7 +282,7 @@ static void recycle(struct split *sp, size_t *lo, size_t *hi)
 		sp->released++;
 	}
 	if (done < sp->end) {
-		done &= ~((size_t)SPLIT_GIVE_ALIGN - 1);
+		done = cap_reader_release_floor(sp->rd, done);
 	}
 	if (done > sp->given) {
 		*lo = sp->given;
