@@ -458,7 +458,7 @@ struct build_ctx {
 	struct eng_result *r;
 	struct leg *legs;
 	int64_t capture_end;
-	const uint32_t *roots, *start, *order, *members;
+	const uint32_t *roots, *start, *members; /* root k's legs: members[start[k] ..] */
 	struct eng_call *calls; /* calls[j] from roots[j] */
 	uint32_t nlegs;
 };
@@ -503,7 +503,8 @@ static void call_item(void *ctx, uint32_t j)
 	struct build_ctx *b = ctx;
 	uint32_t root = b->roots[j];
 
-	call_fill(b->r, &b->calls[j], b->legs, b->members + b->start[root], b->order[root]);
+	call_fill(b->r, &b->calls[j], b->legs, b->members + b->start[root],
+		  b->start[root + 1] - b->start[root]);
 }
 
 /* Every message of call @p i learns its call (a message is in one call: no two threads write
@@ -519,18 +520,42 @@ static void call_mark(void *ctx, uint32_t i)
 	}
 }
 
+/*
+ * Group items 0 .. n - 1 by their key (key[i] < nkeys), keeping each group in item order (a
+ * stable counting sort): group k is items[start[k]] .. items[start[k + 1] - 1]. @p start
+ * has nkeys + 1 entries, @p items n; both the caller's.
+ */
+static void group_by_key(const uint32_t *key, uint32_t n, uint32_t nkeys, uint32_t *start,
+			 uint32_t *items)
+{
+	uint32_t *fill = sn_xmalloc((nkeys + 1u) * sizeof(*fill));
+
+	memset(start, 0, (nkeys + 1u) * sizeof(*start));
+	for (uint32_t i = 0; i < n; i++) {
+		start[key[i] + 1]++;
+	}
+	for (uint32_t k = 0; k < nkeys; k++) {
+		start[k + 1] += start[k];
+	}
+	memcpy(fill, start, nkeys * sizeof(*fill));
+	for (uint32_t i = 0; i < n; i++) {
+		items[fill[key[i]]++] = i;
+	}
+	free(fill);
+}
+
 void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 {
 	GHashTable *by_id = g_hash_table_new_full(sn_str_hash, g_str_equal, NULL, cid_entry_free);
 	struct leg *legs = NULL;
 	uint32_t nlegs = 0, cap = 0, ncalls = 0, nroots = 0;
-	uint32_t *order, *start, *members, *roots;
+	uint32_t *start, *members, *roots, *root_of;
 	struct build_ctx b = {0};
 	int64_t capture_end = r->stats.last_ts_ns;
 
 	struct cid_slot *seen = sn_xcalloc(CID_SLOTS, sizeof(*seen));
 	uint32_t *msg_leg = sn_xmalloc((r->msg_count + 1u) * sizeof(*msg_leg)); /* leg of msg i */
-	uint32_t *leg_msgs, *fill;
+	uint32_t *leg_msgs, *leg_start;
 
 	for (uint32_t i = 0; i < r->msg_count; i++) {
 		const struct eng_msg *m = r->msgs[i];
@@ -566,7 +591,6 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 			slot->ce = ce;
 		}
 		li = leg_of(&legs, &nlegs, &cap, ce, m);
-		legs[li].n++;
 		msg_leg[i] = li;
 		/* X-Call-ID / X-CID correlation: join the newest leg of the named Call-ID */
 		if (m->x_call_id[0] && strcmp(m->x_call_id, m->call_id) != 0) {
@@ -577,50 +601,39 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 		}
 	}
 	free(seen);
-	/* each leg's messages in order, all legs' lists in one array: a counting sort of the
-	 * messages by leg (one allocation where each leg grew a list of its own) */
+	/* each leg's messages in order, all legs' lists in one array (one allocation where each
+	 * leg grew a list of its own) */
 	leg_msgs = sn_xmalloc((r->msg_count + 1u) * sizeof(*leg_msgs));
-	fill = sn_xmalloc((nlegs + 1u) * sizeof(*fill));
-	for (uint32_t li = 0, at = 0; li < nlegs; li++) {
-		legs[li].msgs = leg_msgs + at;
-		fill[li] = at;
-		at += legs[li].n;
+	leg_start = sn_xmalloc((nlegs + 1u) * sizeof(*leg_start));
+	group_by_key(msg_leg, r->msg_count, nlegs, leg_start, leg_msgs);
+	for (uint32_t li = 0; li < nlegs; li++) {
+		legs[li].msgs = leg_msgs + leg_start[li];
+		legs[li].n = leg_start[li + 1] - leg_start[li];
 	}
-	for (uint32_t i = 0; i < r->msg_count; i++) {
-		leg_msgs[fill[msg_leg[i]]++] = i;
-	}
-	free(fill);
+	free(leg_start);
 	free(msg_leg);
 	b.r = r;
 	b.legs = legs;
 	b.capture_end = capture_end;
 	b.nlegs = nlegs;
 	sn_pool_for(nlegs, par_threads(nlegs, threads), PAR_GRAIN, leg_item, &b);
-	/* group legs by root: counting sort keeps each call's legs in first-seen order */
-	start = sn_xcalloc(nlegs + 1u, sizeof(*start));
-	order = sn_xcalloc(nlegs + 1u, sizeof(*order));
+	/* group legs by root, each call's legs in first-seen order */
+	root_of = sn_xmalloc((nlegs + 1u) * sizeof(*root_of));
 	roots = sn_xcalloc(nlegs + 1u, sizeof(*roots));
 	for (uint32_t i = 0; i < nlegs; i++) {
-		uint32_t root = find(legs, i);
-
-		start[root + 1]++;
-		if (root == i) {
+		root_of[i] = find(legs, i);
+		if (root_of[i] == i) {
 			roots[nroots++] = i;
 		}
 	}
-	for (uint32_t i = 0; i < nlegs; i++) {
-		start[i + 1] += start[i];
-	}
+	start = sn_xmalloc((nlegs + 1u) * sizeof(*start));
 	members = sn_xcalloc(nlegs + 1u, sizeof(*members));
-	for (uint32_t i = 0; i < nlegs; i++) {
-		uint32_t root = find(legs, i);
-		members[start[root] + order[root]++] = i;
-	}
+	group_by_key(root_of, nlegs, nlegs, start, members);
+	free(root_of);
 	/* one call per root, filled in parallel, then the ones -c leaves out are dropped */
 	r->calls = sn_xcalloc(nroots + 1u, sizeof(*r->calls));
 	b.roots = roots;
 	b.start = start;
-	b.order = order;
 	b.members = members;
 	b.calls = r->calls;
 	sn_pool_for(nroots, par_threads(nroots, threads), PAR_GRAIN, call_item, &b);
@@ -647,7 +660,6 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	free(leg_msgs);
 	free(legs);
 	free(start);
-	free(order);
 	free(members);
 	free(roots);
 	g_hash_table_destroy(by_id);
