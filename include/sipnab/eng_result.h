@@ -135,6 +135,8 @@ struct eng_call {
 	uint32_t auth_retries;
 	uint32_t hops;              /* distinct host pairs */
 	uint32_t legs;              /* Call-IDs joined into this call */
+	/* The three lists below point into the result's call_* arrays (one allocation each for
+	 * every call, not three per call). */
 	const char **leg_ids;       /* legs entries */
 	uint32_t *msgs;             /* indexes into eng_result.msgs, in time order */
 	uint32_t msg_count;
@@ -154,6 +156,10 @@ struct eng_result {
 	uint32_t stream_count;
 	uint32_t dialogs;
 	uint32_t by_state[ENG_CALL__COUNT];
+	/* what the calls' leg_ids, msgs and streams point into, owned */
+	const char **call_leg_ids;
+	uint32_t *call_msgs;
+	uint32_t *call_streams;
 	struct sn_arena arena;      /* strings and small arrays */
 	struct sn_arena *keep;      /* the workers' keep arenas (message strings and bytes) */
 	size_t keep_count;

@@ -263,12 +263,13 @@ static uint32_t count_hops(const struct eng_result *r, const uint32_t *msgs, uin
 	return nh;
 }
 
-/* Fill call @p c from the legs whose root is @p root. */
+/* Fill call @p c from the legs @p members; its lists go to @p leg_ids (nmembers entries)
+ * and @p msgs (the members' messages). */
 static void call_fill(struct eng_result *r, struct eng_call *c, struct leg *legs,
-		      const uint32_t *members, uint32_t nmembers)
+		      const uint32_t *members, uint32_t nmembers, const char **leg_ids,
+		      uint32_t *msgs)
 {
 	const struct leg *main_leg = &legs[members[0]];
-	uint32_t total = 0;
 
 	for (uint32_t i = 0; i < nmembers; i++) {
 		if (legs[members[i]].has_invite) {
@@ -279,15 +280,14 @@ static void call_fill(struct eng_result *r, struct eng_call *c, struct leg *legs
 	memset(c, 0, sizeof(*c));
 	c->call_id = legs[members[0]].call_id;
 	c->legs = nmembers;
-	c->leg_ids = sn_xcalloc(nmembers, sizeof(*c->leg_ids));
+	c->leg_ids = leg_ids;
 	for (uint32_t i = 0; i < nmembers; i++) {
 		const struct leg *lg = &legs[members[i]];
 		c->leg_ids[i] = lg->call_id;
-		total += lg->n;
 		c->retransmissions += lg->retrans;
 		c->dialogs += lg->dialogs;
 	}
-	c->msgs = sn_xcalloc(total + 1u, sizeof(*c->msgs));
+	c->msgs = msgs;
 	for (uint32_t i = 0; i < nmembers; i++) {
 		const struct leg *lg = &legs[members[i]];
 		memcpy(c->msgs + c->msg_count, lg->msgs, lg->n * sizeof(*c->msgs));
@@ -459,6 +459,7 @@ struct build_ctx {
 	struct leg *legs;
 	int64_t capture_end;
 	const uint32_t *roots, *start, *members; /* root k's legs: members[start[k] ..] */
+	const uint32_t *msg_at; /* calls[j]'s messages: r->call_msgs[msg_at[j]] .. */
 	struct eng_call *calls; /* calls[j] from roots[j] */
 	uint32_t nlegs;
 };
@@ -504,7 +505,8 @@ static void call_item(void *ctx, uint32_t j)
 	uint32_t root = b->roots[j];
 
 	call_fill(b->r, &b->calls[j], b->legs, b->members + b->start[root],
-		  b->start[root + 1] - b->start[root]);
+		  b->start[root + 1] - b->start[root], b->r->call_leg_ids + b->start[root],
+		  b->r->call_msgs + b->msg_at[j]);
 }
 
 /* Every message of call @p i learns its call (a message is in one call: no two threads write
@@ -549,7 +551,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	GHashTable *by_id = g_hash_table_new_full(sn_str_hash, g_str_equal, NULL, cid_entry_free);
 	struct leg *legs = NULL;
 	uint32_t nlegs = 0, cap = 0, ncalls = 0, nroots = 0;
-	uint32_t *start, *members, *roots, *root_of;
+	uint32_t *start, *members, *roots, *root_of, *msg_at;
 	struct build_ctx b = {0};
 	int64_t capture_end = r->stats.last_ts_ns;
 
@@ -629,20 +631,34 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	start = sn_xmalloc((nlegs + 1u) * sizeof(*start));
 	members = sn_xcalloc(nlegs + 1u, sizeof(*members));
 	group_by_key(root_of, nlegs, nlegs, start, members);
+	/* where each call's messages go in r->call_msgs: its legs' messages, calls in root
+	 * order (its legs' names go to r->call_leg_ids at start[root], the members' order) */
+	msg_at = sn_xcalloc(nlegs + 1u, sizeof(*msg_at)); /* first per root, then per call */
+	for (uint32_t i = 0; i < nlegs; i++) {
+		msg_at[root_of[i]] += legs[i].n;
+	}
+	for (uint32_t j = 0, at = 0; j < nroots; j++) {
+		uint32_t n = msg_at[roots[j]];
+
+		msg_at[j] = at; /* j <= roots[j]: the entries still to be read lie ahead */
+		at += n;
+	}
 	free(root_of);
+	r->call_msgs = sn_xmalloc((r->msg_count + 1u) * sizeof(*r->call_msgs));
+	r->call_leg_ids = sn_xmalloc((nlegs + 1u) * sizeof(*r->call_leg_ids));
 	/* one call per root, filled in parallel, then the ones -c leaves out are dropped */
 	r->calls = sn_xcalloc(nroots + 1u, sizeof(*r->calls));
 	b.roots = roots;
 	b.start = start;
 	b.members = members;
+	b.msg_at = msg_at;
 	b.calls = r->calls;
 	sn_pool_for(nroots, par_threads(nroots, threads), PAR_GRAIN, call_item, &b);
+	free(msg_at);
 	for (uint32_t j = 0; j < nroots; j++) {
 		struct eng_call *c = &r->calls[j];
 
 		if (invite_only && !c->is_invite) {
-			free(c->msgs);
-			free(c->leg_ids);
 			continue;
 		}
 		if (ncalls != j) {

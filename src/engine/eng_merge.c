@@ -959,6 +959,7 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 		free(links);
 		links = sorted;
 	}
+	r->call_streams = sn_xmalloc((ln + 1u) * sizeof(*r->call_streams));
 	for (size_t i = 0; i < ln;) {
 		size_t j = i;
 		uint32_t k = 0;
@@ -966,7 +967,7 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 		while (j < ln && links[j].call == links[i].call) {
 			j++;
 		}
-		c->streams = sn_xcalloc(j - i, sizeof(*c->streams));
+		c->streams = r->call_streams + i; /* at most j - i of them */
 		for (size_t x = i; x < j; x++) {
 			if (k == 0 || c->streams[k - 1] != links[x].stream) {
 				c->streams[k++] = links[x].stream;
@@ -1023,11 +1024,9 @@ void eng_result_free(struct eng_result *r)
 	if (!r) {
 		return;
 	}
-	for (uint32_t i = 0; i < r->call_count; i++) {
-		free(r->calls[i].msgs);
-		free(r->calls[i].streams);
-		free(r->calls[i].leg_ids);
-	}
+	free(r->call_leg_ids);
+	free(r->call_msgs);
+	free(r->call_streams);
 	for (size_t i = 0; i < r->keep_count; i++) {
 		sn_arena_cleanup(&r->keep[i]);
 	}
