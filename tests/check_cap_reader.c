@@ -1071,6 +1071,45 @@ START_TEST(test_cap_merge_batches_keep_streamed_records_of_two_inputs)
 }
 END_TEST
 
+/* A batch of large records ends after 1 MiB of input (what it holds in place stays bounded),
+ * plain or gzip, and loses none of them; small records fill the whole batch. */
+START_TEST(test_cap_reader_batch_ends_after_a_span)
+{
+	size_t len;
+	uint8_t *big = big_pcap(40, 150000, 1000, 1, &len);
+	uint8_t *small = big_pcap(3000, 200, 1000, 1, &len);
+	static struct cap_record recs[1024];
+
+	for (int gz = 0; gz <= 1; gz++) {
+		size_t blen = 24 + 40 * (size_t)(16 + 150000);
+		struct cap_reader *r = open_ok(gz ? tmp_write_gz(big, blen, 1) : tmp_write(big, blen));
+		enum sn_status st = SN_OK;
+		uint32_t got, seen = 0, batches = 0;
+
+		while ((got = cap_reader_next_batch(r, recs, 1024, &st)) > 0) {
+			/* seven records of 150,016 bytes pass 1 MiB */
+			ck_assert_uint_le(got, 7);
+			for (uint32_t i = 0; i < got; i++, seen++) {
+				ck_assert_uint_eq(recs[i].data[0], (uint8_t)(1 + seen));
+				ck_assert_uint_eq(recs[i].data[recs[i].caplen - 1], (uint8_t)(1 + seen));
+			}
+			batches++;
+		}
+		ck_assert_int_eq(st, SN_ENOTFOUND);
+		ck_assert_uint_eq(seen, 40);
+		ck_assert_uint_eq(batches, 6); /* 7 + 7 + 7 + 7 + 7 + 5 */
+		cap_reader_free(r);
+
+		r = open_ok(gz ? tmp_write_gz(small, len, 1) : tmp_write(small, len));
+		ck_assert_uint_eq(cap_reader_next_batch(r, recs, 1024, &st), 1024);
+		ck_assert_int_eq(st, SN_OK);
+		cap_reader_free(r);
+	}
+	free(big);
+	free(small);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- range reading (cursors) */
 
 #define LOG_MAX 256
@@ -1976,6 +2015,7 @@ static Suite *cap_reader_suite(void)
 	tcase_add_test(tc, test_cap_merge_reports_a_truncated_input_once_and_goes_on);
 	tcase_add_test(tc, test_cap_merge_batches_equal_records_one_by_one);
 	tcase_add_test(tc, test_cap_merge_batches_keep_streamed_records_of_two_inputs);
+	tcase_add_test(tc, test_cap_reader_batch_ends_after_a_span);
 	CAP_TCASE("cursor");
 	tcase_add_test(tc, test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges);
 	tcase_add_test(tc, test_cap_reader_mapped_only_for_an_uncompressed_file);

@@ -60,9 +60,11 @@ enum sn_status cap_reader_next(struct cap_reader *r, struct cap_record *rec);
 
 /**
  * Up to @p max next records at once, as cap_reader_next() would return them one by one; the
- * records of one batch stay valid together until the next call. Fewer than @p max only at the
- * end of input or on an error: *st is then what cap_reader_next() would have returned
- * (SN_ENOTFOUND, SN_ETRUNC, SN_EPARSE), else SN_OK.
+ * records of one batch stay valid together until the next call. Fewer than @p max at the end
+ * of input or on an error: *st is then what cap_reader_next() would have returned
+ * (SN_ENOTFOUND, SN_ETRUNC, SN_EPARSE); also, with *st SN_OK, once the batch spans 1 MiB of
+ * input (large records: what a batch holds in place stays bounded). At least one record
+ * unless the input ended.
  */
 uint32_t cap_reader_next_batch(struct cap_reader *r, struct cap_record *recs, uint32_t max,
 			       enum sn_status *st);

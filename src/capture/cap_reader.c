@@ -1273,10 +1273,18 @@ enum sn_status cap_reader_next(struct cap_reader *r, struct cap_record *rec)
 	return cap_reader_take(r, rec);
 }
 
+/*
+ * A batch ends once it spans this much input. Its records stay in place until the next call
+ * (mapped, or inflated for gzip), so this bounds what a batch of large records holds: a
+ * thousand records of 200 bytes are 200 KB, a thousand of 64 KiB would be 64 MiB.
+ */
+#define CAP_BATCH_SPAN (1u << 20)
+
 uint32_t cap_reader_next_batch(struct cap_reader *r, struct cap_record *recs, uint32_t max,
 			       enum sn_status *st)
 {
 	uint32_t n = 0;
+	size_t from = r->pos;
 
 	*st = r->err_st;
 	if (*st != SN_OK) {
@@ -1284,7 +1292,8 @@ uint32_t cap_reader_next_batch(struct cap_reader *r, struct cap_record *recs, ui
 	}
 	/* once for the batch, behind its first record: every record of it stays in place */
 	cap_release_behind(r);
-	while (n < max && (*st = cap_reader_take(r, &recs[n])) == SN_OK) {
+	while (n < max && (n == 0 || r->pos - from < CAP_BATCH_SPAN) &&
+	       (*st = cap_reader_take(r, &recs[n])) == SN_OK) {
 		n++;
 	}
 	return n;
