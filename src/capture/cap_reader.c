@@ -1249,6 +1249,8 @@ static enum sn_status cap_reader_take(struct cap_reader *r, struct cap_record *r
 			/* stay a block ahead of the parser, so it rarely waits */
 			final = cap_gz_wait(r, r->pos + CAP_GZ_BLOCK);
 		}
+		/* the bytes arrived from the input thread, in its core's cache or in memory */
+		cap_prefetch_ahead(r);
 		st = cap_parse_next(r, rec);
 		if (st == SN_OK) {
 			rec->transient = true;
