@@ -1082,7 +1082,8 @@ START_TEST(test_cap_reader_batch_ends_after_a_span)
 
 	for (int gz = 0; gz <= 1; gz++) {
 		size_t blen = 24 + 40 * (size_t)(16 + 150000);
-		struct cap_reader *r = open_ok(gz ? tmp_write_gz(big, blen, 1) : tmp_write(big, blen));
+		struct cap_reader *r =
+			open_ok(gz ? tmp_write_gz(big, blen, 1) : tmp_write(big, blen));
 		enum sn_status st = SN_OK;
 		uint32_t got, seen = 0, batches = 0;
 
@@ -1091,7 +1092,8 @@ START_TEST(test_cap_reader_batch_ends_after_a_span)
 			ck_assert_uint_le(got, 7);
 			for (uint32_t i = 0; i < got; i++, seen++) {
 				ck_assert_uint_eq(recs[i].data[0], (uint8_t)(1 + seen));
-				ck_assert_uint_eq(recs[i].data[recs[i].caplen - 1], (uint8_t)(1 + seen));
+				ck_assert_uint_eq(recs[i].data[recs[i].caplen - 1],
+						  (uint8_t)(1 + seen));
 			}
 			batches++;
 		}

@@ -1277,8 +1277,9 @@ enum sn_status cap_reader_next(struct cap_reader *r, struct cap_record *rec)
 
 /*
  * A batch ends once it spans this much input. Its records stay in place until the next call
- * (mapped, or inflated for gzip), so this bounds what a batch of large records holds: a
- * thousand records of 200 bytes are 200 KB, a thousand of 64 KiB would be 64 MiB.
+ * (mapped, or in the input thread's buffer for gzip and pipes), so this bounds what a batch
+ * of large records holds: a thousand records of 200 bytes are 200 KB, a thousand of 64 KiB
+ * would be 64 MiB.
  */
 #define CAP_BATCH_SPAN (1u << 20)
 
