@@ -67,4 +67,19 @@ cat "$TMPD/own.out"
 expect_eq "own pairs: shape" "$(head -1 "$TMPD/own.out")" "calls=30 streams=60 per_stream=[1]"
 expect_eq "own pairs: links" "$(tail -1 "$TMPD/own.out")" "links ok"
 
+# 700 calls on 40 pairs (17 or 18 calls a pair): 4,900 SIP messages, more than one block of
+# the announcement index (eng_merge.c: ANN_BLOCK), collected on several threads at --cores 2, 3
+python3 "$GEN" --calls 700 --call-ids 0 --stream-pairs 40 --seed 4 --out "$TMPD/many.pcap" \
+	2>/dev/null || fail "carrier.py --calls 700 failed"
+for cores in 1 2 3; do
+	"$SIPNAB_BIN" -N -I "$TMPD/many.pcap" --report=json --cores "$cores" \
+		>"$TMPD/many$cores.json" || fail "sipnab --cores $cores failed"
+	python3 "$TMPD/links.py" "$TMPD/many$cores.json" >"$TMPD/many$cores.out"
+	cat "$TMPD/many$cores.out"
+	expect_eq "700 calls on 40 pairs, $cores core(s): shape" \
+		"$(head -1 "$TMPD/many$cores.out")" "calls=700 streams=80 per_stream=[17, 18]"
+	expect_eq "700 calls on 40 pairs, $cores core(s): links" \
+		"$(tail -1 "$TMPD/many$cores.out")" "links ok"
+done
+
 finish
