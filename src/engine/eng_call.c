@@ -10,8 +10,11 @@
  * response of their last transaction.
  *
  * Determinism: legs are numbered in order of first message and processed in message order; the
- * calls are sorted by (first message time, Call-ID). Ownership: arrays are heap-owned by the
- * result (freed by eng_result_free()); strings point into the workers' keep arenas.
+ * calls are sorted by (first message time, Call-ID). The grouping into legs runs in parts by
+ * Call-ID hash, one per build thread (group_part(), group_merge()); the numbering and unions
+ * are those of one pass over the messages, whatever the number of parts. Ownership: arrays are
+ * heap-owned by the result (freed by eng_result_free()); strings point into the workers' keep
+ * arenas.
  */
 #include "config.h"
 
@@ -31,11 +34,9 @@
 
 struct leg {
 	const char *call_id;
-	const char *caller_tag; /* From tag of the message that created the leg */
 	uint32_t *msgs;    /* indexes into r->msgs, in time order (a stretch of one array
 			    * shared by all legs) */
 	uint32_t n;
-	uint32_t parent;   /* union-find */
 	/* analysis */
 	struct sip_dialog_summary sum;
 	bool has_invite;
@@ -50,27 +51,28 @@ struct leg {
 					  * method, else of the last response to it with one */
 };
 
-static uint32_t find(struct leg *legs, uint32_t i)
+/* Union-find over the legs (@p parent: each leg's parent, a root its own). */
+static uint32_t find(uint32_t *parent, uint32_t i)
 {
-	while (legs[i].parent != i) {
-		legs[i].parent = legs[legs[i].parent].parent;
-		i = legs[i].parent;
+	while (parent[i] != i) {
+		parent[i] = parent[parent[i]];
+		i = parent[i];
 	}
 	return i;
 }
 
-static void unite(struct leg *legs, uint32_t a, uint32_t b)
+static void unite(uint32_t *parent, uint32_t a, uint32_t b)
 {
-	a = find(legs, a);
-	b = find(legs, b);
+	a = find(parent, a);
+	b = find(parent, b);
 	if (a == b) {
 		return;
 	}
 	/* the leg seen first stays the root, whatever the order of discovery */
 	if (a < b) {
-		legs[b].parent = a;
+		parent[b] = a;
 	} else {
-		legs[a].parent = b;
+		parent[a] = b;
 	}
 }
 
@@ -366,43 +368,106 @@ struct cid_entry {
 	uint32_t n, cap;
 };
 
-static uint32_t leg_new(struct leg **legs, uint32_t *nlegs, uint32_t *cap, const char *call_id,
-			const char *caller_tag)
-{
-	uint32_t li;
+/* A leg while messages are grouped (group_part()): what leg_of() compares, and the message
+ * that created it (legs are numbered in that order once every part is done). */
+struct proto_leg {
+	const char *call_id;
+	const char *caller_tag;
+	uint32_t first; /* index into r->msgs */
+};
 
-	if (*nlegs == *cap) {
-		*cap = *cap ? *cap * 2 : 256;
-		*legs = sn_xrealloc(*legs, *cap * sizeof(**legs));
+/*
+ * The messages of one call share one copy of their Call-ID per worker (eng_summary.c), so a
+ * small direct-mapped cache from the string's address to its part and entry answers nearly
+ * every message without hashing the string; a miss (another copy, a collision) hashes it.
+ */
+#define CID_SLOTS_BITS 10
+#define CID_SLOTS      (1u << CID_SLOTS_BITS)
+
+struct cid_slot {
+	const char *call_id;
+	struct cid_entry *ce; /* NULL until looked up (only a part's own Call-IDs are) */
+	uint32_t part;
+};
+
+/* A reference from message i (of leg `leg` of its part) to another Call-ID by X-Call-ID or
+ * X-CID, resolved once every part is done. */
+struct xref {
+	uint32_t i, leg;
+	const char *x_call_id;
+};
+
+/*
+ * One part of the grouping: the messages whose Call-ID hashes to it, with their own table of
+ * Call-IDs and their own legs. What a message's leg is depends only on the earlier messages
+ * of its Call-ID, all in the same part, so the parts can run at once.
+ */
+struct group_part {
+	GHashTable *by_id; /* Call-ID -> struct cid_entry (of local leg numbers) */
+	struct proto_leg *legs;
+	uint32_t nlegs, cap;
+	uint32_t *own_i, *own_leg; /* the part's messages in order, and their local legs */
+	uint32_t nown, own_cap;
+	struct xref *xrefs;
+	uint32_t nx, xcap;
+	uint32_t *global; /* local leg -> leg number (group_merge()) */
+};
+
+/* Below GROUP_PAR_MIN messages one part; at most GROUP_PARTS_MAX parts (each thread reads
+ * every message for its Call-ID's part: more parts than that would read them more often than
+ * they save). */
+#define GROUP_PAR_MIN   4096u
+#define GROUP_PARTS_MAX 8u
+
+struct group_job {
+	const struct eng_result *r;
+	struct group_part *parts;
+	uint32_t nparts;
+	uint32_t *msg_leg; /* with one part, each message's leg goes here at once */
+};
+
+static uint32_t part_of(const char *call_id, uint32_t nparts)
+{
+	return nparts > 1 ? sn_str_hash(call_id) % nparts : 0;
+}
+
+static uint32_t leg_new(struct group_part *gp, const char *call_id, const char *caller_tag,
+			uint32_t first)
+{
+	struct proto_leg *pl;
+
+	if (gp->nlegs == gp->cap) {
+		gp->cap = gp->cap ? gp->cap * 2 : 256;
+		gp->legs = sn_xrealloc(gp->legs, gp->cap * sizeof(*gp->legs));
 	}
-	li = (*nlegs)++;
-	memset(&(*legs)[li], 0, sizeof((*legs)[li]));
-	(*legs)[li].call_id = call_id;
-	(*legs)[li].caller_tag = caller_tag;
-	(*legs)[li].parent = li;
-	return li;
+	pl = &gp->legs[gp->nlegs];
+	pl->call_id = call_id;
+	pl->caller_tag = caller_tag;
+	pl->first = first;
+	return gp->nlegs++;
 }
 
 /*
- * The leg of message @p m among the legs of its Call-ID. A Call-ID reused for a new call (an
- * initial INVITE, without To tag, whose From tag is new) starts a new leg; every other message
- * joins the newest leg whose caller tag is its From or To tag, else the newest leg.
+ * The leg of message @p m (r->msgs[i]) among the legs of its Call-ID. A Call-ID reused for a
+ * new call (an initial INVITE, without To tag, whose From tag is new) starts a new leg; every
+ * other message joins the newest leg whose caller tag is its From or To tag, else the newest
+ * leg.
  */
-static uint32_t leg_of(struct leg **legs, uint32_t *nlegs, uint32_t *cap, struct cid_entry *ce,
-		       const struct eng_msg *m)
+static uint32_t leg_of(struct group_part *gp, struct cid_entry *ce, const struct eng_msg *m,
+		       uint32_t i)
 {
 	bool initial = m->is_request && m->method == SIP_METHOD_INVITE && !m->to_tag[0];
 	bool by_to = !initial && m->to_tag[0];
 	uint32_t from_h = sn_str_hash(m->from_tag);
 	uint32_t to_h = by_to ? sn_str_hash(m->to_tag) : 0;
 
-	for (uint32_t i = ce->n; i-- > 0;) {
-		uint32_t h = ce->tag_hash[i];
+	for (uint32_t k = ce->n; k-- > 0;) {
+		uint32_t h = ce->tag_hash[k];
 
-		if ((h == from_h && strcmp((*legs)[ce->legs[i]].caller_tag, m->from_tag) == 0) ||
+		if ((h == from_h && strcmp(gp->legs[ce->legs[k]].caller_tag, m->from_tag) == 0) ||
 		    (by_to && h == to_h &&
-		     strcmp((*legs)[ce->legs[i]].caller_tag, m->to_tag) == 0)) {
-			return ce->legs[i];
+		     strcmp(gp->legs[ce->legs[k]].caller_tag, m->to_tag) == 0)) {
+			return ce->legs[k];
 		}
 	}
 	if (ce->n && !(initial && m->from_tag[0])) {
@@ -413,23 +478,10 @@ static uint32_t leg_of(struct leg **legs, uint32_t *nlegs, uint32_t *cap, struct
 		ce->legs = sn_xrealloc(ce->legs, ce->cap * sizeof(*ce->legs));
 		ce->tag_hash = sn_xrealloc(ce->tag_hash, ce->cap * sizeof(*ce->tag_hash));
 	}
-	ce->legs[ce->n] = leg_new(legs, nlegs, cap, m->call_id, m->from_tag);
+	ce->legs[ce->n] = leg_new(gp, m->call_id, m->from_tag, i);
 	ce->tag_hash[ce->n] = from_h;
 	return ce->legs[ce->n++];
 }
-
-/*
- * The messages of one call share one copy of their Call-ID per worker (eng_summary.c), so a
- * small direct-mapped cache from the string's address to its entry answers nearly every
- * message without hashing the string; a miss (another copy, a collision) asks the table.
- */
-#define CID_SLOTS_BITS 10
-#define CID_SLOTS      (1u << CID_SLOTS_BITS)
-
-struct cid_slot {
-	const char *call_id;
-	struct cid_entry *ce;
-};
 
 static void cid_entry_free(gpointer p)
 {
@@ -438,6 +490,172 @@ static void cid_entry_free(gpointer p)
 	free(ce->legs);
 	free(ce->tag_hash);
 	free(ce);
+}
+
+/* Message @p i, of local leg @p li, is the part's next one. */
+static void own_push(struct group_part *gp, uint32_t i, uint32_t li)
+{
+	if (gp->nown == gp->own_cap) {
+		gp->own_cap = gp->own_cap ? gp->own_cap * 2 : 1024;
+		gp->own_i = sn_xrealloc(gp->own_i, gp->own_cap * sizeof(*gp->own_i));
+		gp->own_leg = sn_xrealloc(gp->own_leg, gp->own_cap * sizeof(*gp->own_leg));
+	}
+	gp->own_i[gp->nown] = i;
+	gp->own_leg[gp->nown++] = li;
+}
+
+/* Part @p p of the grouping: every message is read for its Call-ID's part, and those of part p
+ * are grouped (sn_pool_for(): any thread may take any part). */
+static void group_part(void *ctx, uint32_t p)
+{
+	struct group_job *j = ctx;
+	const struct eng_result *r = j->r;
+	struct group_part *gp = &j->parts[p];
+	struct cid_slot *seen = sn_xcalloc(CID_SLOTS, sizeof(*seen));
+
+	gp->by_id = g_hash_table_new_full(sn_str_hash, g_str_equal, NULL, cid_entry_free);
+	for (uint32_t i = 0; i < r->msg_count; i++) {
+		const struct eng_msg *m = r->msgs[i];
+		uintptr_t addr = (uintptr_t)m->call_id;
+		struct cid_slot *slot =
+			&seen[(addr * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - CID_SLOTS_BITS)];
+		struct cid_entry *ce;
+		uint32_t li;
+
+		if (i + 16 < r->msg_count) {
+			/* the lines of the message 16 ahead that hold the fields read here
+			 * (is_request to to_tag): the messages lie in several workers' arrays, and
+			 * even in one the hardware did not fetch them early enough (perf: the loads
+			 * of a message's Call-ID and tags were a third of this loop's samples) */
+			const char *far = (const char *)r->msgs[i + 16];
+
+			__builtin_prefetch(far + offsetof(struct eng_msg, is_request));
+			__builtin_prefetch(far + offsetof(struct eng_msg, is_request) + 64);
+			__builtin_prefetch(far + offsetof(struct eng_msg, to_tag) +
+					   sizeof(char *) - 1);
+		}
+		if (slot->call_id != m->call_id) {
+			slot->call_id = m->call_id;
+			slot->ce = NULL;
+			slot->part = part_of(m->call_id, j->nparts);
+		}
+		if (slot->part != p) {
+			continue;
+		}
+		if (i + 8 < r->msg_count) {
+			/* leg_of() reads the tags: ask for those of the message 8 ahead */
+			__builtin_prefetch(r->msgs[i + 8]->from_tag);
+			__builtin_prefetch(r->msgs[i + 8]->to_tag);
+		}
+		ce = slot->ce;
+		if (!ce) {
+			ce = g_hash_table_lookup(gp->by_id, m->call_id);
+			if (!ce) {
+				ce = sn_xcalloc(1, sizeof(*ce));
+				g_hash_table_insert(gp->by_id, (gpointer)m->call_id, ce);
+			}
+			slot->ce = ce;
+		}
+		li = leg_of(gp, ce, m, i);
+		if (j->nparts == 1) {
+			j->msg_leg[i] = li; /* the part's legs are the legs, numbered alike */
+		} else {
+			/* not into msg_leg: the parts' messages interleave, and two threads
+			 * writing the same lines of it would pass them to and fro */
+			own_push(gp, i, li);
+		}
+		if (m->x_call_id[0] && strcmp(m->x_call_id, m->call_id) != 0) {
+			if (gp->nx == gp->xcap) {
+				gp->xcap = gp->xcap ? gp->xcap * 2 : 16;
+				gp->xrefs = sn_xrealloc(gp->xrefs, gp->xcap * sizeof(*gp->xrefs));
+			}
+			gp->xrefs[gp->nx++] = (struct xref){i, li, m->x_call_id};
+		}
+	}
+	free(seen);
+}
+
+/*
+ * The parts' legs numbered in order of their first message (as one pass over the messages
+ * would have created them): their Call-IDs in *call_ids and union-find parents in *parent,
+ * each message's leg in @p msg_leg, and the legs that X-Call-ID / X-CID correlate united:
+ * message i joins its leg to the newest leg of the named Call-ID at that point, the last one
+ * created by a message before i. Unions do not depend on their order (the smaller leg number
+ * stays the root). Returns the number of legs.
+ */
+static uint32_t group_merge(struct group_part *parts, uint32_t nparts, uint32_t *msg_leg,
+			    const char ***call_ids, uint32_t **parent)
+{
+	uint32_t nlegs = 0, *head = sn_xcalloc(nparts + 1u, sizeof(*head));
+	const char **ids;
+	uint32_t *up;
+
+	for (uint32_t p = 0; p < nparts; p++) {
+		nlegs += parts[p].nlegs;
+		parts[p].global = sn_xmalloc((parts[p].nlegs + 1u) * sizeof(*parts[p].global));
+	}
+	ids = sn_xmalloc((nlegs + 1u) * sizeof(*ids));
+	up = sn_xmalloc((nlegs + 1u) * sizeof(*up));
+	for (uint32_t g = 0; g < nlegs; g++) {
+		uint32_t best = 0;
+
+		for (uint32_t p = 1; p < nparts; p++) {
+			if (head[p] < parts[p].nlegs &&
+			    (head[best] == parts[best].nlegs ||
+			     parts[p].legs[head[p]].first < parts[best].legs[head[best]].first)) {
+				best = p;
+			}
+		}
+		parts[best].global[head[best]] = g;
+		ids[g] = parts[best].legs[head[best]++].call_id;
+		up[g] = g;
+	}
+	free(head);
+	for (uint32_t p = 0; nparts > 1 && p < nparts; p++) {
+		const struct group_part *gp = &parts[p];
+
+		for (uint32_t k = 0; k < gp->nown; k++) {
+			msg_leg[gp->own_i[k]] = gp->global[gp->own_leg[k]];
+		}
+	}
+	for (uint32_t p = 0; p < nparts; p++) {
+		for (uint32_t k = 0; k < parts[p].nx; k++) {
+			const struct xref *x = &parts[p].xrefs[k];
+			const struct group_part *q = &parts[part_of(x->x_call_id, nparts)];
+			const struct cid_entry *other = g_hash_table_lookup(q->by_id, x->x_call_id);
+			uint32_t lo = 0, hi = other ? other->n : 0;
+
+			/* other's legs [0, lo) were created by messages before x->i */
+			while (lo < hi) {
+				uint32_t mid = lo + (hi - lo) / 2;
+
+				if (q->legs[other->legs[mid]].first < x->i) {
+					lo = mid + 1;
+				} else {
+					hi = mid;
+				}
+			}
+			if (lo > 0) {
+				unite(up, parts[p].global[x->leg], q->global[other->legs[lo - 1]]);
+			}
+		}
+	}
+	*call_ids = ids;
+	*parent = up;
+	return nlegs;
+}
+
+static void group_parts_free(struct group_part *parts, uint32_t nparts)
+{
+	for (uint32_t p = 0; p < nparts; p++) {
+		g_hash_table_destroy(parts[p].by_id);
+		free(parts[p].legs);
+		free(parts[p].own_i);
+		free(parts[p].own_leg);
+		free(parts[p].xrefs);
+		free(parts[p].global);
+	}
+	free(parts);
 }
 
 /*
@@ -457,6 +675,8 @@ static uint32_t par_threads(uint32_t n, uint32_t threads)
 struct build_ctx {
 	struct eng_result *r;
 	struct leg *legs;
+	const char **leg_call_ids;
+	uint32_t *leg_msgs, *leg_start; /* leg i's messages: leg_msgs[leg_start[i] ..] */
 	int64_t capture_end;
 	const uint32_t *roots, *start, *members; /* root k's legs: members[start[k] ..] */
 	const uint32_t *msg_at; /* calls[j]'s messages: r->call_msgs[msg_at[j]] .. */
@@ -467,8 +687,13 @@ struct build_ctx {
 static void leg_item(void *ctx, uint32_t i)
 {
 	struct build_ctx *b = ctx;
-	const struct leg *lg = &b->legs[i];
+	struct leg *lg = &b->legs[i];
 
+	/* the legs' array is first written here, on the build's threads (1 MiB of fresh pages
+	 * for c5k's 5,000 legs) */
+	lg->call_id = b->leg_call_ids[i];
+	lg->msgs = b->leg_msgs + b->leg_start[i];
+	lg->n = b->leg_start[i + 1] - b->leg_start[i];
 	/*
 	 * A leg's messages lie far apart in r->msgs (a call lasts while others start) and their
 	 * strings in the workers' arenas, so each was a miss to memory, one after the other.
@@ -486,10 +711,8 @@ static void leg_item(void *ctx, uint32_t i)
 		__builtin_prefetch(m->ruri);
 	}
 	if ((i + 1) % PAR_GRAIN != 0 && i + 1 < b->nlegs) {
-		const struct leg *nx = &b->legs[i + 1];
-
-		for (uint32_t k = 0; k < nx->n; k++) {
-			const char *p = (const char *)b->r->msgs[nx->msgs[k]];
+		for (uint32_t k = b->leg_start[i + 1]; k < b->leg_start[i + 2]; k++) {
+			const char *p = (const char *)b->r->msgs[b->leg_msgs[k]];
 
 			for (size_t o = 0; o < sizeof(struct eng_msg); o += 64) {
 				__builtin_prefetch(p + o);
@@ -548,82 +771,47 @@ static void group_by_key(const uint32_t *key, uint32_t n, uint32_t nkeys, uint32
 
 void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 {
-	GHashTable *by_id = g_hash_table_new_full(sn_str_hash, g_str_equal, NULL, cid_entry_free);
-	struct leg *legs = NULL;
-	uint32_t nlegs = 0, cap = 0, ncalls = 0, nroots = 0;
+	struct leg *legs;
+	uint32_t nlegs = 0, ncalls = 0, nroots = 0;
 	uint32_t *start, *members, *roots, *root_of, *msg_at;
 	struct build_ctx b = {0};
 	int64_t capture_end = r->stats.last_ts_ns;
-
-	struct cid_slot *seen = sn_xcalloc(CID_SLOTS, sizeof(*seen));
 	uint32_t *msg_leg = sn_xmalloc((r->msg_count + 1u) * sizeof(*msg_leg)); /* leg of msg i */
-	uint32_t *leg_msgs, *leg_start;
+	struct group_job gj = {r, NULL, 1, msg_leg};
+	uint32_t *leg_msgs, *leg_start, *parent;
+	const char **leg_call_ids;
 
-	for (uint32_t i = 0; i < r->msg_count; i++) {
-		const struct eng_msg *m = r->msgs[i];
-		struct cid_slot *slot = &seen[((uintptr_t)m->call_id * UINT64_C(0x9e3779b97f4a7c15)) >>
-					      (64 - CID_SLOTS_BITS)];
-		struct cid_entry *ce = slot->call_id == m->call_id ? slot->ce : NULL;
-		uint32_t li;
-
-		if (i + 16 < r->msg_count) {
-			/* the lines of the message 16 ahead that hold the fields read here
-			 * (is_request to to_tag): the messages lie in several workers' arrays, and
-			 * even in one the hardware did not fetch them early enough (perf: the loads
-			 * of a message's Call-ID and tags were a third of this loop's samples) */
-			const char *far = (const char *)r->msgs[i + 16];
-
-			__builtin_prefetch(far + offsetof(struct eng_msg, is_request));
-			__builtin_prefetch(far + offsetof(struct eng_msg, is_request) + 64);
-			__builtin_prefetch(far + offsetof(struct eng_msg, to_tag) + sizeof(char *) - 1);
-		}
-		if (i + 8 < r->msg_count) {
-			/* leg_of() reads the tags: ask for those of the message 8 ahead */
-			__builtin_prefetch(r->msgs[i + 8]->from_tag);
-			__builtin_prefetch(r->msgs[i + 8]->to_tag);
-		}
-
-		if (!ce) {
-			ce = g_hash_table_lookup(by_id, m->call_id);
-			if (!ce) {
-				ce = sn_xcalloc(1, sizeof(*ce));
-				g_hash_table_insert(by_id, (gpointer)m->call_id, ce);
-			}
-			slot->call_id = m->call_id;
-			slot->ce = ce;
-		}
-		li = leg_of(&legs, &nlegs, &cap, ce, m);
-		msg_leg[i] = li;
-		/* X-Call-ID / X-CID correlation: join the newest leg of the named Call-ID */
-		if (m->x_call_id[0] && strcmp(m->x_call_id, m->call_id) != 0) {
-			struct cid_entry *other = g_hash_table_lookup(by_id, m->x_call_id);
-			if (other && other->n) {
-				unite(legs, li, other->legs[other->n - 1]);
-			}
-		}
+	/* messages by Call-ID into legs, in parts on the build's threads */
+	if (threads > 1 && r->msg_count >= GROUP_PAR_MIN) {
+		gj.nparts = SN_MIN(threads, GROUP_PARTS_MAX);
 	}
-	free(seen);
+	gj.parts = sn_xcalloc(gj.nparts, sizeof(*gj.parts));
+	sn_pool_for(gj.nparts, gj.nparts, 1, group_part, &gj);
+	nlegs = group_merge(gj.parts, gj.nparts, msg_leg, &leg_call_ids, &parent);
+	group_parts_free(gj.parts, gj.nparts);
 	/* each leg's messages in order, all legs' lists in one array (one allocation where each
 	 * leg grew a list of its own) */
 	leg_msgs = sn_xmalloc((r->msg_count + 1u) * sizeof(*leg_msgs));
-	leg_start = sn_xmalloc((nlegs + 1u) * sizeof(*leg_start));
+	leg_start = sn_xmalloc((nlegs + 2u) * sizeof(*leg_start));
 	group_by_key(msg_leg, r->msg_count, nlegs, leg_start, leg_msgs);
-	for (uint32_t li = 0; li < nlegs; li++) {
-		legs[li].msgs = leg_msgs + leg_start[li];
-		legs[li].n = leg_start[li + 1] - leg_start[li];
-	}
-	free(leg_start);
+	leg_start[nlegs + 1] = leg_start[nlegs];
 	free(msg_leg);
+	legs = sn_xcalloc(nlegs + 1u, sizeof(*legs));
 	b.r = r;
 	b.legs = legs;
+	b.leg_call_ids = leg_call_ids;
+	b.leg_msgs = leg_msgs;
+	b.leg_start = leg_start;
 	b.capture_end = capture_end;
 	b.nlegs = nlegs;
 	sn_pool_for(nlegs, par_threads(nlegs, threads), PAR_GRAIN, leg_item, &b);
+	free(leg_start);
+	free(leg_call_ids);
 	/* group legs by root, each call's legs in first-seen order */
 	root_of = sn_xmalloc((nlegs + 1u) * sizeof(*root_of));
 	roots = sn_xcalloc(nlegs + 1u, sizeof(*roots));
 	for (uint32_t i = 0; i < nlegs; i++) {
-		root_of[i] = find(legs, i);
+		root_of[i] = find(parent, i);
 		if (root_of[i] == i) {
 			roots[nroots++] = i;
 		}
@@ -644,6 +832,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 		at += n;
 	}
 	free(root_of);
+	free(parent);
 	r->call_msgs = sn_xmalloc((r->msg_count + 1u) * sizeof(*r->call_msgs));
 	r->call_leg_ids = sn_xmalloc((nlegs + 1u) * sizeof(*r->call_leg_ids));
 	/* one call per root, filled in parallel, then the ones -c leaves out are dropped */
@@ -678,5 +867,4 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	free(start);
 	free(members);
 	free(roots);
-	g_hash_table_destroy(by_id);
 }

@@ -367,7 +367,8 @@ static void ann_collect_block(void *ctx, uint32_t b)
 			const struct eng_sdp_media *md = &m->media[j];
 			struct announce *a;
 
-			if (!md->rtp || md->port == 0 || md->addr.family == 0 || m->retransmission) {
+			if (!md->rtp || md->port == 0 || md->addr.family == 0 ||
+			    m->retransmission) {
 				continue;
 			}
 			if (out->n == out->cap) {
