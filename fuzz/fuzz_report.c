@@ -4,8 +4,9 @@
  * CSV reports and as the --call-report of its first call. The reports of the two runs must be
  * byte-identical (the invariant --cores N keeps), the JSON must parse, and the text reports
  * must hold no control byte but newlines (the cells are sanitised against hostile traffic).
- * The first input byte chooses the thread count, the selections and whether the RTP
- * heuristic runs; the rest is the file.
+ * The first input byte chooses the thread count, the selections, whether the RTP heuristic
+ * runs and whether the build groups the messages in parts and blocks of a few (the sizes
+ * large captures get, which a fuzzer's inputs never reach); the rest is the file.
  */
 #include "config.h"
 
@@ -163,6 +164,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	filter.short_calls = data[0] & 0x20;
 	cfg.eng.rtp_heuristic = !(data[0] & 0x40);
 	cfg.eng.invite_only = data[0] & 0x80;
+	if (data[0] & 0x04) {
+		setenv("SIPNAB_GROUP_MIN", "2", 1);
+		setenv("SIPNAB_ANN_BLOCK", "3", 1);
+	} else {
+		unsetenv("SIPNAB_GROUP_MIN");
+		unsetenv("SIPNAB_ANN_BLOCK");
+	}
 	if (!fuzz_write_file(path, data + 1, size - 1)) {
 		return 0;
 	}

@@ -413,11 +413,20 @@ struct group_part {
 	uint32_t *global; /* local leg -> leg number (group_merge()) */
 };
 
-/* Below GROUP_PAR_MIN messages one part; at most GROUP_PARTS_MAX parts (each thread reads
+/* Below GROUP_PAR_MIN messages one part (SIPNAB_GROUP_MIN sets it: tests and the fuzzer put
+ * small captures through several parts); at most GROUP_PARTS_MAX parts (each thread reads
  * every message for its Call-ID's part: more parts than that would read them more often than
  * they save). */
 #define GROUP_PAR_MIN   4096u
 #define GROUP_PARTS_MAX 8u
+
+static uint32_t group_par_min(void)
+{
+	const char *v = getenv("SIPNAB_GROUP_MIN");
+	long n = v ? strtol(v, NULL, 10) : 0;
+
+	return n >= 1 && n <= INT32_MAX ? (uint32_t)n : GROUP_PAR_MIN;
+}
 
 struct group_job {
 	const struct eng_result *r;
@@ -782,7 +791,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	const char **leg_call_ids;
 
 	/* messages by Call-ID into legs, in parts on the build's threads */
-	if (threads > 1 && r->msg_count >= GROUP_PAR_MIN) {
+	if (threads > 1 && r->msg_count >= group_par_min()) {
 		gj.nparts = SN_MIN(threads, GROUP_PARTS_MAX);
 	}
 	gj.parts = sn_xcalloc(gj.nparts, sizeof(*gj.parts));

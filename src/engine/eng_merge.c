@@ -332,6 +332,16 @@ static void ann_range(const struct ann_index *ai, const struct sn_addr *a, uint1
  */
 #define ANN_BLOCK 2048u
 
+/* Messages per block: ANN_BLOCK, or SIPNAB_ANN_BLOCK (tests and the fuzzer put small captures
+ * through several blocks). */
+static uint32_t ann_block_size(void)
+{
+	const char *v = getenv("SIPNAB_ANN_BLOCK");
+	long n = v ? strtol(v, NULL, 10) : 0;
+
+	return n >= 1 && n <= INT32_MAX ? (uint32_t)n : ANN_BLOCK;
+}
+
 struct ann_block {
 	struct announce *v;
 	size_t n, cap;
@@ -340,6 +350,7 @@ struct ann_block {
 struct ann_collect {
 	const struct eng_result *r;
 	struct ann_block *blocks;
+	uint32_t block; /* messages per block */
 };
 
 static void ann_collect_block(void *ctx, uint32_t b)
@@ -347,9 +358,9 @@ static void ann_collect_block(void *ctx, uint32_t b)
 	struct ann_collect *ac = ctx;
 	const struct eng_result *r = ac->r;
 	struct ann_block *out = &ac->blocks[b];
-	uint32_t end = (uint32_t)SN_MIN((uint64_t)(b + 1) * ANN_BLOCK, (uint64_t)r->msg_count);
+	uint32_t end = (uint32_t)SN_MIN((uint64_t)(b + 1) * ac->block, (uint64_t)r->msg_count);
 
-	for (uint32_t i = b * ANN_BLOCK; i < end; i++) {
+	for (uint32_t i = b * ac->block; i < end; i++) {
 		const struct eng_msg *m = r->msgs[i];
 
 		if (i + 16 < end) {
@@ -392,8 +403,9 @@ static void ann_collect_block(void *ctx, uint32_t b)
 
 static void ann_index_build(const struct eng_result *r, struct ann_index *ai, uint32_t threads)
 {
-	uint32_t nblocks = (uint32_t)(((uint64_t)r->msg_count + ANN_BLOCK - 1) / ANN_BLOCK);
-	struct ann_collect ac = {r, sn_xcalloc(nblocks + 1u, sizeof(*ac.blocks))};
+	uint32_t block = ann_block_size();
+	uint32_t nblocks = (uint32_t)(((uint64_t)r->msg_count + block - 1) / block);
+	struct ann_collect ac = {r, sn_xcalloc(nblocks + 1u, sizeof(*ac.blocks)), block};
 	size_t n = 0, i;
 	const struct announce **rep;
 	uint32_t *group, *fill, ngroups = 0;
