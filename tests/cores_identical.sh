@@ -98,30 +98,28 @@ set -- "$SIPNAB_CORPUS"/pcap/*.pcap "$TMPD/carrier.pcap" "$TMPD/clockjump.pcap" 
 if [ -d "$PUBLIC" ]; then
 	set -- "$@" "$PUBLIC"/*.pcap
 fi
-# cores 3 again with the build's parts and blocks at their smallest (SIPNAB_GROUP_MIN: the
-# grouping by Call-ID runs in as many parts as threads from this many messages on, 4,096 by
-# default; SIPNAB_ANN_BLOCK: messages per block of the announcement index, 2,048), so that
+# same_as_one_core WHAT FILE: the report in $TMPD/cn.json is the one in $TMPD/c1.json
+same_as_one_core() {
+	checks=$((checks + 1))
+	if cmp -s "$TMPD/c1.json" "$TMPD/cn.json"; then
+		pass "$(basename "$2") $1 = --cores 1"
+	else
+		fail "$(basename "$2") $1 differs from --cores 1"
+		diff "$TMPD/c1.json" "$TMPD/cn.json" | head -10
+	fi
+}
+# and --cores 3 again with the build's parts and blocks at their smallest (SIPNAB_GROUP_MIN:
+# the grouping by Call-ID runs in as many parts as threads from this many messages on, 4,096
+# by default; SIPNAB_ANN_BLOCK: messages per block of the announcement index, 2,048), so that
 # small captures go through them too
 for f in "$@"; do
 	"$SIPNAB_BIN" -N -I "$f" --report=json --cores 1 >"$TMPD/c1.json" || fail "$f: exit $?"
-	SIPNAB_GROUP_MIN=2 SIPNAB_ANN_BLOCK=3 "$SIPNAB_BIN" -N -I "$f" --report=json --cores 3 \
-		>"$TMPD/cp.json" || fail "$f --cores 3, small parts: exit $?"
-	checks=$((checks + 1))
-	if cmp -s "$TMPD/c1.json" "$TMPD/cp.json"; then
-		pass "$(basename "$f") --cores 3, small parts and blocks = --cores 1"
-	else
-		fail "$(basename "$f") --cores 3, small parts and blocks differs from --cores 1"
-		diff "$TMPD/c1.json" "$TMPD/cp.json" | head -10
-	fi
 	for n in 2 3 4 8; do
 		"$SIPNAB_BIN" -N -I "$f" --report=json --cores $n >"$TMPD/cn.json" || fail "$f --cores $n: exit $?"
-		checks=$((checks + 1))
-		if cmp -s "$TMPD/c1.json" "$TMPD/cn.json"; then
-			pass "$(basename "$f") --cores $n = --cores 1"
-		else
-			fail "$(basename "$f") --cores $n differs from --cores 1"
-			diff "$TMPD/c1.json" "$TMPD/cn.json" | head -10
-		fi
+		same_as_one_core "--cores $n" "$f"
 	done
+	SIPNAB_GROUP_MIN=2 SIPNAB_ANN_BLOCK=3 "$SIPNAB_BIN" -N -I "$f" --report=json --cores 3 \
+		>"$TMPD/cn.json" || fail "$f --cores 3, small parts: exit $?"
+	same_as_one_core "--cores 3, small parts and blocks" "$f"
 done
 finish

@@ -76,6 +76,13 @@ void sn_mem_release(void *p, size_t n);
  */
 void sn_mem_populate(void *p, size_t n);
 
+/**
+ * A number from environment variable @p name (decimal; what follows the digits is ignored),
+ * for the settings that tests and benchmarks change: @p dflt when it is unset, not a number,
+ * below @p min or above UINT32_MAX.
+ */
+uint32_t sn_env_u32(const char *name, uint32_t min, uint32_t dflt);
+
 /** True when @p n bytes at @p a and @p b are equal ignoring ASCII case. */
 bool sn_mem_caseeq(const uint8_t *a, const char *b, size_t n);
 

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -144,6 +145,14 @@ bool sn_fmt_fixed(double v, int dec, char *buf, size_t len)
 	}
 	buf[out] = '\0';
 	return true;
+}
+
+uint32_t sn_env_u32(const char *name, uint32_t min, uint32_t dflt)
+{
+	const char *v = getenv(name);
+	long long n = v ? strtoll(v, NULL, 10) : 0;
+
+	return v && n >= (long long)min && n <= (long long)UINT32_MAX ? (uint32_t)n : dflt;
 }
 
 #ifndef MADV_POPULATE_WRITE

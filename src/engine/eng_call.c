@@ -420,14 +420,6 @@ struct group_part {
 #define GROUP_PAR_MIN   4096u
 #define GROUP_PARTS_MAX 8u
 
-static uint32_t group_par_min(void)
-{
-	const char *v = getenv("SIPNAB_GROUP_MIN");
-	long n = v ? strtol(v, NULL, 10) : 0;
-
-	return n >= 1 && n <= INT32_MAX ? (uint32_t)n : GROUP_PAR_MIN;
-}
-
 struct group_job {
 	const struct eng_result *r;
 	struct group_part *parts;
@@ -791,7 +783,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	const char **leg_call_ids;
 
 	/* messages by Call-ID into legs, in parts on the build's threads */
-	if (threads > 1 && r->msg_count >= group_par_min()) {
+	if (threads > 1 && r->msg_count >= sn_env_u32("SIPNAB_GROUP_MIN", 1, GROUP_PAR_MIN)) {
 		gj.nparts = SN_MIN(threads, GROUP_PARTS_MAX);
 	}
 	gj.parts = sn_xcalloc(gj.nparts, sizeof(*gj.parts));

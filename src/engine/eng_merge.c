@@ -330,17 +330,8 @@ static void ann_range(const struct ann_index *ai, const struct sn_addr *a, uint1
  * arrays interleave in r->msgs. This step took 0.8-1.0 ms of c5k's build at two cores on one
  * thread, 0.5 ms now.)
  */
-#define ANN_BLOCK 2048u
-
-/* Messages per block: ANN_BLOCK, or SIPNAB_ANN_BLOCK (tests and the fuzzer put small captures
- * through several blocks). */
-static uint32_t ann_block_size(void)
-{
-	const char *v = getenv("SIPNAB_ANN_BLOCK");
-	long n = v ? strtol(v, NULL, 10) : 0;
-
-	return n >= 1 && n <= INT32_MAX ? (uint32_t)n : ANN_BLOCK;
-}
+#define ANN_BLOCK 2048u /* SIPNAB_ANN_BLOCK sets it: tests and the fuzzer put small captures
+			 * through several blocks */
 
 struct ann_block {
 	struct announce *v;
@@ -403,7 +394,7 @@ static void ann_collect_block(void *ctx, uint32_t b)
 
 static void ann_index_build(const struct eng_result *r, struct ann_index *ai, uint32_t threads)
 {
-	uint32_t block = ann_block_size();
+	uint32_t block = sn_env_u32("SIPNAB_ANN_BLOCK", 1, ANN_BLOCK);
 	uint32_t nblocks = (uint32_t)(((uint64_t)r->msg_count + block - 1) / block);
 	struct ann_collect ac = {r, sn_xcalloc(nblocks + 1u, sizeof(*ac.blocks)), block};
 	size_t n = 0, i;

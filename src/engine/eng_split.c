@@ -414,14 +414,8 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	sp.chunk = SN_MIN((size_t)SPLIT_CHUNK,
 			  SN_MAX((size_t)SPLIT_CHUNK_MIN, (size_t)SPLIT_INFLIGHT / sp.nslots));
 	sp.chunk &= ~(size_t)0xffff; /* whole 64 KiB */
-	if (getenv("SIPNAB_SPLIT_CHUNK")) {
-		/* small chunks put many chunk boundaries into a small test capture */
-		long v = strtol(getenv("SIPNAB_SPLIT_CHUNK"), NULL, 10);
-
-		if (v >= 64) {
-			sp.chunk = (size_t)v;
-		}
-	}
+	/* small chunks put many chunk boundaries into a small test capture */
+	sp.chunk = sn_env_u32("SIPNAB_SPLIT_CHUNK", 64, (uint32_t)sp.chunk);
 	sp.base = sp.first - sp.first % sp.chunk;
 	sp.chunks = sp.end > sp.first ? (sp.end - sp.base + sp.chunk - 1) / sp.chunk : 1;
 	sp.list_cap = (uint32_t)SN_MAX((size_t)64, sp.chunk / 256 / n);
