@@ -142,9 +142,14 @@ int sn_addr_cmp(const struct sn_addr *a, const struct sn_addr *b);
 void *sn_xmalloc(size_t n);
 void *sn_xcalloc(size_t count, size_t size);
 void *sn_xrealloc(void *p, size_t n);
+/** Zeroed, starting on a cache line and a whole number of lines long: for what one thread
+ *  writes often while another thread writes beside it (freed with free()). */
+void *sn_xcalloc_lines(size_t count, size_t size);
 char *sn_xstrndup(const char *s, size_t n);
 /** Heap copy of a slice, NUL-terminated. Ownership: the caller frees it. */
 char *sn_slice_dup(struct sn_slice s);
+
+#define SN_CACHE_LINE 64u /* bytes (x86-64, arm64) */
 
 #define SN_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define SN_MIN(a, b)     ((a) < (b) ? (a) : (b))

@@ -6,6 +6,7 @@
 
 #include "sipnab/sn_base.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,22 @@ void *sn_xcalloc(size_t count, size_t size)
 		oom(count * size);
 	}
 	return p;
+}
+
+void *sn_xcalloc_lines(size_t count, size_t size)
+{
+	size_t n;
+	void *p;
+
+	if (size && count > (SIZE_MAX - SN_CACHE_LINE) / size) {
+		oom(SIZE_MAX);
+	}
+	n = (count * size + SN_CACHE_LINE - 1) / SN_CACHE_LINE * SN_CACHE_LINE;
+	n = n ? n : SN_CACHE_LINE; /* one line for nothing, as calloc() gives a pointer */
+	if (posix_memalign(&p, SN_CACHE_LINE, n) != 0) {
+		oom(n);
+	}
+	return memset(p, 0, n);
 }
 
 void *sn_xrealloc(void *p, size_t n)

@@ -61,8 +61,15 @@ enum slot_state {
 	SLOT_VERIFIED, /* analysable */
 };
 
+/*
+ * A thread's records of one chunk. The thread scanning the chunk writes v, n and cap at every
+ * record, so each list has a cache line of its own: the lists were 16 bytes each, beside the
+ * next slot's cursor in memory, and two threads scanning two chunks at once passed that line
+ * between them (c5k at --cores 2, the analysis step: 0.948 and 0.984 of the time, whole runs
+ * 0.979; 31-41 paired rounds).
+ */
 struct rec_list {
-	struct cap_record *v;
+	_Alignas(SN_CACHE_LINE) struct cap_record *v;
 	uint32_t n, cap;
 };
 
@@ -423,7 +430,7 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	sp.slots = sn_xcalloc(sp.nslots, sizeof(*sp.slots));
 	for (uint32_t i = 0; i < sp.nslots; i++) {
 		sp.slots[i].cur = cap_cursor_new(sp.tmpl);
-		sp.slots[i].lists = sn_xcalloc(n, sizeof(*sp.slots[i].lists));
+		sp.slots[i].lists = sn_xcalloc_lines(n, sizeof(*sp.slots[i].lists));
 	}
 	sp.state = cap_cursor_new(sp.tmpl);
 	sp.expect = sp.first;
