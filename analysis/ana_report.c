@@ -1753,10 +1753,14 @@ static void rows_block(void *ctx, uint32_t b)
 {
 	struct rows_job *j = ctx;
 	uint32_t end = SN_MIN((b + 1) * TABLE_BLOCK, j->count);
+	/* filled in a local: the runs lie side by side, and each cell writes its run's lengths
+	 * (two threads filling two neighbouring runs would pass the line between them) */
+	struct run run = j->runs[b];
 
 	for (uint32_t i = b * TABLE_BLOCK; i < end; i++) {
-		j->fn(&j->runs[b], j->in, i);
+		j->fn(&run, j->in, i);
 	}
+	j->runs[b] = run;
 }
 
 static void table_rows(struct table *t, const struct ana_report_input *in, table_rows_fn *fn,

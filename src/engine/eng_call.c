@@ -511,7 +511,9 @@ static void group_part(void *ctx, uint32_t p)
 {
 	struct group_job *j = ctx;
 	const struct eng_result *r = j->r;
-	struct group_part *gp = &j->parts[p];
+	/* filled in a local: the parts lie side by side, and every message of the part writes
+	 * its counts (two threads on two neighbouring parts would pass the line between them) */
+	struct group_part part = j->parts[p], *gp = &part;
 	struct cid_slot *seen = sn_xcalloc(CID_SLOTS, sizeof(*seen));
 
 	gp->by_id = g_hash_table_new_full(sn_str_hash, g_str_equal, NULL, cid_entry_free);
@@ -574,6 +576,7 @@ static void group_part(void *ctx, uint32_t p)
 		}
 	}
 	free(seen);
+	j->parts[p] = part;
 }
 
 /*

@@ -348,7 +348,10 @@ static void ann_collect_block(void *ctx, uint32_t b)
 {
 	struct ann_collect *ac = ctx;
 	const struct eng_result *r = ac->r;
-	struct ann_block *out = &ac->blocks[b];
+	/* filled in a local: the blocks lie side by side, and each announcement writes its
+	 * block's count (two threads on two neighbouring blocks would pass the line between
+	 * them) */
+	struct ann_block blk = {0}, *out = &blk;
 	uint32_t end = (uint32_t)SN_MIN((uint64_t)(b + 1) * ac->block, (uint64_t)r->msg_count);
 
 	for (uint32_t i = b * ac->block; i < end; i++) {
@@ -390,6 +393,7 @@ static void ann_collect_block(void *ctx, uint32_t b)
 			a->call_end = m->call >= 0 ? r->calls[m->call].end_ns : -1;
 		}
 	}
+	ac->blocks[b] = blk;
 }
 
 static void ann_index_build(const struct eng_result *r, struct ann_index *ai, uint32_t threads)
