@@ -55,12 +55,15 @@ static void on_error(void *user, uint32_t file_index, enum sn_status st, const s
 	}
 }
 
-static char *render(const struct ana_report_input *in, int which, size_t *len)
+/* Render report @p which into memory: through open_memstream(), or (@p to_file) through a
+ * temporary file read back, so that the pieces written straight to a file descriptor
+ * (ana_report.c out_put()) are compared too. */
+static char *render(const struct ana_report_input *in, int which, size_t *len, bool to_file)
 {
 	static const enum ana_report_format fmts[] = {ANA_REPORT_JSON, ANA_REPORT_TEXT,
 						      ANA_REPORT_CSV};
 	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
+	FILE *f = to_file ? tmpfile() : open_memstream(&buf, len);
 
 	if (!f) {
 		abort();
@@ -69,6 +72,20 @@ static char *render(const struct ana_report_input *in, int which, size_t *len)
 		(void)ana_report_write(f, fmts[which], in);
 	} else if (in->result->call_count && in->result->calls[0].call_id) {
 		(void)ana_report_call(f, in, in->result->calls[0].call_id);
+	}
+	if (to_file) {
+		long n;
+
+		fflush(f);
+		n = ftell(f);
+		if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
+			abort();
+		}
+		buf = malloc((size_t)n + 1);
+		if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			abort();
+		}
+		*len = (size_t)n;
 	}
 	fclose(f);
 	return buf;
@@ -105,10 +122,11 @@ static bool run(const char *path, uint32_t cores, const struct eng_run_config *b
 			.threads = cores,
 		};
 
+		/* several threads write through a file, one thread through memory */
 		for (int i = 0; i < 3; i++) {
-			o->fmt[i] = render(&in, i, &o->len[i]);
+			o->fmt[i] = render(&in, i, &o->len[i], cores > 1);
 		}
-		o->call = render(&in, 3, &o->call_len);
+		o->call = render(&in, 3, &o->call_len, cores > 1);
 	}
 	eng_result_free(res);
 	cap_merge_free(m);
