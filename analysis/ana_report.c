@@ -388,7 +388,8 @@ static void jw_puts(struct jw *w, const char *p)
 }
 
 #define OUT_DIRECT_MIN (16u << 10) /* rendered bytes written past stdio from this size */
-#define OUT_FLUSH      (64u << 10) /* rendered elements gathered before they are written */
+#define OUT_FLUSH      (64u << 10) /* rendered bytes (elements, rows) gathered before they
+				     * are written */
 
 /*
  * Write @p len rendered bytes to @p out. The large pieces (the arrays' blocks, the tables'
@@ -1416,7 +1417,6 @@ static void table_row(struct jw *o, const struct table *t, const size_t *w, cons
 	jw_put(o, "\n", 1);
 }
 
-#define TABLE_FLUSH (64u << 10) /* bytes of rendered rows written at a time */
 
 /* Print the header and every row, each column as wide as its widest cell; empties the table. */
 static void table_flush(FILE *out, struct table *t)
@@ -1442,7 +1442,7 @@ static void table_flush(FILE *out, struct table *t)
 
 		for (size_t i = 0; i + t->ncols <= r->count; i += t->ncols) {
 			table_row(&o, t, w, r->text.buf, &r->cells[i]);
-			if (o.len >= TABLE_FLUSH) {
+			if (o.len >= OUT_FLUSH) {
 				out_put(out, o.buf, o.len);
 				o.len = 0;
 			}

@@ -334,7 +334,8 @@ static int run_headless(const struct options *o)
 		.filter = &o->filter,
 		.threads = o->run.cores,
 	};
-	/* the report is written in many small pieces: buffer them. glibc ignores the size
+	/* the report is written in many small pieces: buffer them (the large ones go past the
+	 * buffer: ana_report.c out_put()). glibc ignores the size
 	 * when given no buffer (it keeps st_blksize, 4 KiB for a pipe: a 4 MB report took
 	 * 990 write() calls), so the buffer is given; it lives as long as stdout does */
 	static char out_buf[1u << 20];
