@@ -5,8 +5,10 @@
  * every item exactly once whatever the threads, grain and count; sn_pool_share() runs t = 0
  * on the caller and nothing after it returns; many jobs in a row and jobs from two
  * submitting threads lose nothing; helpers run with every allowed CPU (they are only started
- * away from the submitter's), and on one allowed CPU everything still runs; a forked child
- * starts with a pool of its own; work sharing asked for inside a job runs there; helpers
+ * away from the submitter's), and on one allowed CPU everything still runs; a pinned job runs
+ * each thread on a CPU of its own, gives every CPU back when it ends, and unpins all its
+ * threads when one waits long in sn_pool_wait(), moving the one it waits for to its CPU; a
+ * forked child starts with a pool of its own; work sharing asked for inside a job runs there; helpers
  * block asynchronous signals; sn_pool_stop() ends the helpers, and a later job starts them.
  */
 #include "config.h"
@@ -337,9 +339,170 @@ START_TEST(test_sn_pool_runs_on_one_allowed_cpu)
 		ck_assert_uint_eq(atomic_load(&mt.timed_out), 0);
 		sn_pool_run(2, mask_fn, &m);
 		ck_assert(CPU_EQUAL(&m.seen[1], &one));
+		memset(&m, 0, sizeof(m));
+		sn_pool_run_pinned(2, mask_fn, &m); /* two threads, one CPU: not pinned */
+		ck_assert(CPU_EQUAL(&m.seen[0], &one));
+		ck_assert(CPU_EQUAL(&m.seen[1], &one));
 		sn_pool_for(100, 3, 1, count_fn, &c);
 		ck_assert_uint_eq(count_first_bad(&c), 100);
 	}
+}
+END_TEST
+
+/* Each t of a pinned job records its CPUs, once every t has (5 s at most), so that all are
+ * seen at once. */
+struct pins {
+	struct meet meet;
+	cpu_set_t seen[8];
+	int got[8];
+};
+
+static void pins_fn(void *ctx, uint32_t t)
+{
+	struct pins *p = ctx;
+
+	p->got[t] = sched_getaffinity(0, sizeof(p->seen[t]), &p->seen[t]) == 0;
+	meet_fn(&p->meet, t);
+}
+
+static uint32_t allowed_count(cpu_set_t *allowed)
+{
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(*allowed), allowed), 0);
+	return (uint32_t)CPU_COUNT(allowed);
+}
+
+START_TEST(test_sn_pool_run_pinned_gives_each_thread_a_cpu_of_its_own)
+{
+	cpu_set_t allowed, after;
+	uint32_t ncpu = allowed_count(&allowed);
+
+	for (uint32_t round = 0; round < 50; round++) {
+		uint32_t threads = 2 + round % (ncpu > 2 ? SN_MIN(ncpu - 1, 7u) : 1);
+		struct pins p = {.meet.threads = threads};
+		struct masks m = {0};
+		cpu_set_t all;
+
+		sn_pool_run_pinned(threads, pins_fn, &p);
+		ck_assert_uint_eq(atomic_load(&p.meet.timed_out), 0);
+		CPU_ZERO(&all);
+		for (uint32_t t = 0; t < threads; t++) {
+			ck_assert(p.got[t]);
+			if (ncpu < 2) {
+				ck_assert(CPU_EQUAL(&p.seen[t], &allowed)); /* nothing to pin to */
+				continue;
+			}
+			ck_assert_msg(CPU_COUNT(&p.seen[t]) == 1, "round %u: t %u ran on %d CPUs",
+				      round, t, CPU_COUNT(&p.seen[t]));
+			CPU_AND(&p.seen[t], &p.seen[t], &allowed);
+			ck_assert_int_eq(CPU_COUNT(&p.seen[t]), 1); /* an allowed one */
+			CPU_OR(&all, &all, &p.seen[t]);
+		}
+		if (ncpu >= 2) {
+			ck_assert_int_eq(CPU_COUNT(&all), (int)threads); /* all different */
+		}
+		/* afterwards: the submitter has its CPUs back, and so do the helpers */
+		ck_assert_int_eq(sched_getaffinity(0, sizeof(after), &after), 0);
+		ck_assert(CPU_EQUAL(&after, &allowed));
+		sn_pool_run(threads, mask_fn, &m);
+		for (uint32_t t = 0; t < threads; t++) {
+			ck_assert(CPU_EQUAL(&m.seen[t], &allowed));
+		}
+	}
+}
+END_TEST
+
+/* More threads than CPUs: nothing is pinned (two would share a CPU anyway). */
+START_TEST(test_sn_pool_run_pinned_with_more_threads_than_cpus_pins_nothing)
+{
+	cpu_set_t allowed;
+	uint32_t threads = SN_MIN(allowed_count(&allowed) + 1, 8u);
+	struct pins p = {.meet.threads = threads};
+
+	ck_assert_uint_le(threads, 8);
+	if (threads <= (uint32_t)CPU_COUNT(&allowed)) {
+		return; /* more than 7 CPUs: nothing to try with 8 slots */
+	}
+	sn_pool_run_pinned(threads, pins_fn, &p);
+	ck_assert_uint_eq(atomic_load(&p.meet.timed_out), 0);
+	for (uint32_t t = 0; t < threads; t++) {
+		ck_assert(p.got[t]);
+		ck_assert(CPU_EQUAL(&p.seen[t], &allowed));
+	}
+}
+END_TEST
+
+/*
+ * t = 0 waits in sn_pool_wait() with nobody to wake it; t = 1 waits (5 s at most, busy: not
+ * in sn_pool_wait()) until that has unpinned the job, then reads its CPUs (every allowed one,
+ * from then on) and the CPU it runs on (t = 0's: it is what t = 0 waits for), and lets t = 0
+ * go. Also the wait returns, as a wake-up would, and the count of unpinned jobs grows by one.
+ */
+struct unpin_job {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool go;
+	uint64_t before;
+	atomic_uint timed_out;
+	cpu_set_t seen[2];
+	uint32_t waits;
+	int cpu[2]; /* t = 0's CPU as it waits, t = 1's once unpinned */
+};
+
+static void unpin_fn(void *ctx, uint32_t t)
+{
+	struct unpin_job *u = ctx;
+	int64_t until = now_ns() + 5000000000;
+
+	if (t == 0) {
+		u->cpu[0] = sched_getcpu();
+		pthread_mutex_lock(&u->lock);
+		while (!u->go && now_ns() < until) {
+			sn_pool_wait(&u->cond, &u->lock);
+			u->waits++;
+		}
+		pthread_mutex_unlock(&u->lock);
+		(void)sched_getaffinity(0, sizeof(u->seen[0]), &u->seen[0]);
+		return;
+	}
+	while (sn_pool_unpinned() == u->before) {
+		if (now_ns() > until) {
+			atomic_fetch_add(&u->timed_out, 1);
+			break;
+		}
+		sched_yield();
+	}
+	u->cpu[1] = sched_getcpu();
+	(void)sched_getaffinity(0, sizeof(u->seen[1]), &u->seen[1]);
+	pthread_mutex_lock(&u->lock);
+	u->go = true;
+	pthread_cond_signal(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+}
+
+START_TEST(test_sn_pool_wait_that_lasts_unpins_the_job)
+{
+	cpu_set_t allowed;
+	uint32_t moved = 0;
+
+	if (allowed_count(&allowed) < 2) {
+		return; /* one CPU: nothing is pinned, nothing to unpin */
+	}
+	for (uint32_t round = 0; round < 5; round++) {
+		struct unpin_job u = {.lock = PTHREAD_MUTEX_INITIALIZER,
+				      .cond = PTHREAD_COND_INITIALIZER};
+
+		u.before = sn_pool_unpinned();
+		sn_pool_run_pinned(2, unpin_fn, &u);
+		ck_assert_uint_eq(atomic_load(&u.timed_out), 0);
+		ck_assert(u.go);
+		ck_assert_uint_ge(u.waits, 1);
+		ck_assert_uint_eq(sn_pool_unpinned(), u.before + 1);
+		ck_assert(CPU_EQUAL(&u.seen[1], &allowed));
+		ck_assert(CPU_EQUAL(&u.seen[0], &allowed));
+		/* the kernel may move t = 1 again before it reads its CPU: once in five will do */
+		moved += u.cpu[1] == u.cpu[0];
+	}
+	ck_assert_uint_ge(moved, 1);
 }
 END_TEST
 
@@ -539,6 +702,9 @@ static Suite *sn_pool_suite(void)
 		{"submitters", test_sn_pool_takes_jobs_from_two_threads_one_at_a_time},
 		{"cpus", test_sn_pool_helpers_run_with_every_allowed_cpu},
 		{"one-cpu", test_sn_pool_runs_on_one_allowed_cpu},
+		{"pinned", test_sn_pool_run_pinned_gives_each_thread_a_cpu_of_its_own},
+		{"pinned-many", test_sn_pool_run_pinned_with_more_threads_than_cpus_pins_nothing},
+		{"unpin", test_sn_pool_wait_that_lasts_unpins_the_job},
 		{"fork", test_sn_pool_works_in_a_forked_child},
 		{"nested", test_sn_pool_nested_sharing_runs_inline_and_helpers_block_signals},
 		{"stop", test_sn_pool_stop_ends_the_helpers_and_a_later_job_starts_them_again},

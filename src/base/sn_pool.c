@@ -13,7 +13,8 @@
  * 2-vCPU development machine (3 ms: 0.975 of the time before, 10 ms: 1.001, sleeping at
  * once: 0.918; medians of 31 paired runs): they sleep at once. Where each thread of a job
  * can have a CPU of its own, helpers are started and woken away from the submitter's CPU
- * (steer_mask()).
+ * (steer_mask()), and the threads of a pinned job keep one CPU each until one of them waits
+ * long (see "Pinned jobs" below).
  *
  * One job at a time (the submit mutex). Under the lock the submitter publishes fn, ctx and
  * want (t in [1, want] for helpers), bumps gen and wakes the helpers; a helper that sees a
@@ -27,16 +28,26 @@
 
 #include "sipnab/sn_pool.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef __linux__
 #include <sched.h>
 #include <unistd.h>
 #define SN_POOL_STEER 1
+#endif
+
+#ifdef SN_POOL_STEER
+/* A part of a pinned job: its thread, and whether it waits for the others (or is done). */
+struct pin_part {
+	_Atomic pid_t tid;   /* 0 until a thread takes the part */
+	atomic_bool idle;    /* in sn_pool_wait(), or returned */
+};
 #endif
 
 struct sn_pool {
@@ -63,7 +74,16 @@ struct sn_pool {
 	pid_t *tids;      /* helpers' thread ids, known of them (helpers write theirs) */
 	uint32_t known;
 	cpu_set_t away;   /* this job's CPUs to start or wake helpers on (submit mutex) */
+	int home;         /* the submitter's CPU, when the job is steered (submit mutex) */
+	/* a pinned job (sn_pool_run_pinned()): set with the job, under the lock */
+	bool pin;            /* its helpers pin themselves when they take their t */
+	atomic_bool pinned;  /* its threads are pinned still (unpin() clears it) */
+	pid_t home_tid;      /* its submitter */
+	cpu_set_t home_was;  /* and the submitter's CPUs before the job */
+	struct pin_part *parts; /* one per t, while the job runs (owned by the submitter) */
+	uint32_t nparts;
 #endif
+	atomic_uint_fast64_t unpinned; /* pinned jobs unpinned by a long wait (sn_pool_unpinned()) */
 };
 
 static struct sn_pool pool = {
@@ -76,6 +96,154 @@ static struct sn_pool pool = {
 /* Set on a thread while it runs a job's fn: a job submitted from inside one would wait for
  * the submit mutex its own job holds. */
 static _Thread_local bool in_job;
+/* The part (t) this thread runs of a pinned job, or -1. */
+static _Thread_local int pin_part_of = -1;
+
+/*
+ * Pinned jobs (sn_pool_run_pinned()). Steering places a job's threads on CPUs of their own
+ * when it starts; the kernel may still put two of them on one CPU later, when one wakes from
+ * a wait (on its waker's CPU) or is moved while something else runs on its CPU for a moment,
+ * and a thread that shares a CPU holds back the others, which wait for it. Traced at
+ * --cores 2 on the 2,000-call sweep capture, both threads of the sharded reading ran on one
+ * CPU for 2-4 ms at a time while the other CPU idled, in about one run in three: the
+ * analysis step took 17-25 ms in those runs against 15.5 ms. Each thread of a pinned job
+ * runs on one CPU (the submitter on the one it is on, helper t on the t-th of pool.away) from
+ * when it takes its part until the part returns. bench/ab.sh, 31 rounds each, against
+ * pinning nothing: the 2,000-call capture 0.982 and 0.906 of the time (the slowest run 29-30
+ * against 36-37 ms), c5k 0.991 and 0.995.
+ *
+ * A CPU that another program holds would hold its pinned thread back for as long (a busy
+ * loop at nice -10 on one CPU: c5k took 3.75x the time). So a thread that waits for the
+ * others longer than POOL_PIN_WAIT_NS (sn_pool_wait(), and the submitter waiting for its
+ * helpers) unpins the whole job, and moves the thread that the others wait for to its own
+ * CPU (unpin()); from then on the kernel places the threads as it would have. The normal
+ * waits of a pinned job are a chunk's reading: 20 runs of c5k and of the 2,000-call capture
+ * waited 18 times in all, 0.5 ms at the longest. With a busy loop on one CPU, c5k took
+ * 0.918-0.999 of the time that pinning nothing takes (at nice -10 or 0), the 2,000-call
+ * capture 0.971 and 1.021 (nice -10); 1.016-1.018 with one or two busy loops on any CPU.
+ */
+#define POOL_PIN_WAIT_NS 1000000L
+
+#ifdef SN_POOL_STEER
+/* The CPU of @p set numbered @p k (from 0), or -1. */
+static int nth_cpu(const cpu_set_t *set, uint32_t k)
+{
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, set) && k-- == 0) {
+			return c;
+		}
+	}
+	return -1;
+}
+
+/* The calling thread runs on @p cpu alone, while its job is pinned (pool.pinned). */
+static void pin_to(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	(void)sched_setaffinity(0, sizeof(one), &one);
+	if (!atomic_load(&pool.pinned)) {
+		/* unpinned meanwhile: unpin() may have set this thread's CPUs before it
+		 * pinned itself */
+		(void)sched_setaffinity(0, sizeof(pool.allowed), &pool.allowed);
+	}
+}
+
+/* Part @p t of the pinned job is taken by the calling thread. */
+static void part_take(uint32_t t)
+{
+	pin_part_of = (int)t;
+	atomic_store(&pool.parts[t].tid, gettid());
+}
+
+/* The calling thread's part waits for the others (@p idle), or works again. */
+static void part_idle(bool idle)
+{
+	if (pin_part_of >= 0) {
+		atomic_store(&pool.parts[pin_part_of].idle, idle);
+	}
+}
+
+/*
+ * A pinned job's threads get their CPUs back for the rest of the job (pool.lock held): every
+ * allowed CPU for the helpers, what it had before for the submitter. pool.pinned is cleared
+ * first, so a helper pinning itself after this sees it (pin_to()).
+ *
+ * If one part alone is neither waiting nor done, the others wait for it: its thread is
+ * moved to the calling thread's CPU, which this thread is about to leave idle. Given its
+ * CPUs back, a thread that another program kept from its CPU stayed there, runnable, with
+ * the other CPU idle: for 16 ms of a 2,000-call run, with a busy loop at nice -10 on its CPU.
+ */
+static void unpin(void)
+{
+	pid_t busy = 0;
+	uint32_t nbusy = 0;
+	int cpu = sched_getcpu();
+
+	if (!atomic_exchange(&pool.pinned, false)) {
+		return;
+	}
+	for (uint32_t k = 0; k < pool.known; k++) {
+		(void)sched_setaffinity(pool.tids[k], sizeof(pool.allowed), &pool.allowed);
+	}
+	(void)sched_setaffinity(pool.home_tid, sizeof(pool.home_was), &pool.home_was);
+	for (uint32_t t = 0; t < pool.nparts; t++) {
+		if (!atomic_load(&pool.parts[t].idle)) {
+			busy = atomic_load(&pool.parts[t].tid);
+			nbusy++;
+		}
+	}
+	if (nbusy == 1 && busy > 0 && cpu >= 0 && CPU_ISSET(cpu, &pool.allowed)) {
+		cpu_set_t one;
+
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(busy, sizeof(one), &one) == 0) {
+			(void)sched_setaffinity(busy, busy == pool.home_tid ? sizeof(pool.home_was) :
+						sizeof(pool.allowed),
+						busy == pool.home_tid ? &pool.home_was : &pool.allowed);
+		}
+	}
+	atomic_fetch_add(&pool.unpinned, 1);
+}
+#endif
+
+/*
+ * pthread_cond_wait(), but a wait of more than POOL_PIN_WAIT_NS while a job is pinned unpins
+ * it first (see sn_pool_run_pinned()); it then returns, as a wake-up could have.
+ */
+static void pool_wait(pthread_cond_t *cond, pthread_mutex_t *lock, bool pool_locked)
+{
+#ifdef SN_POOL_STEER
+	struct timespec until;
+
+	if (atomic_load_explicit(&pool.pinned, memory_order_relaxed) &&
+	    clock_gettime(CLOCK_REALTIME, &until) == 0) {
+		until.tv_nsec += POOL_PIN_WAIT_NS;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		part_idle(true);
+		if (pthread_cond_timedwait(cond, lock, &until) == ETIMEDOUT) {
+			if (!pool_locked) {
+				pthread_mutex_lock(&pool.lock);
+			}
+			unpin();
+			if (!pool_locked) {
+				pthread_mutex_unlock(&pool.lock);
+			}
+		}
+		part_idle(false);
+		return;
+	}
+#else
+	(void)pool_locked;
+#endif
+	pthread_cond_wait(cond, lock);
+}
 
 static void *helper_main(void *arg)
 {
@@ -90,6 +258,9 @@ static void *helper_main(void *arg)
 		sn_pool_fn *fn;
 		void *ctx;
 		uint32_t t;
+#ifdef SN_POOL_STEER
+		int pin;
+#endif
 
 		pthread_mutex_lock(&pool.lock);
 		while (pool.gen == seen && !pool.quit) {
@@ -108,10 +279,18 @@ static void *helper_main(void *arg)
 		t = pool.next_t++;
 		fn = pool.fn;
 		ctx = pool.ctx;
+#ifdef SN_POOL_STEER
+		pin = pool.pin ? nth_cpu(&pool.away, t - 1) : -1;
+		if (pool.pin) {
+			part_take(t);
+		}
+#endif
 		pool.inside++;
 		pthread_mutex_unlock(&pool.lock);
 #ifdef SN_POOL_STEER
-		if (pool.steer) {
+		if (pin >= 0) {
+			pin_to(pin);
+		} else if (pool.steer) {
 			/* started away from the submitter: any allowed CPU again, as the kernel
 			 * sees fit from here on */
 			(void)sched_setaffinity(0, sizeof(pool.allowed), &pool.allowed);
@@ -120,6 +299,15 @@ static void *helper_main(void *arg)
 		in_job = true;
 		fn(ctx, t);
 		in_job = false;
+#ifdef SN_POOL_STEER
+		if (pin_part_of >= 0) {
+			part_idle(true); /* done */
+			pin_part_of = -1;
+		}
+		if (pin >= 0) {
+			(void)sched_setaffinity(0, sizeof(pool.allowed), &pool.allowed);
+		}
+#endif
 		pthread_mutex_lock(&pool.lock);
 		pool.inside--;
 		pthread_cond_signal(&pool.done);
@@ -158,6 +346,7 @@ static bool steer_mask(uint32_t threads)
 	}
 	pool.away = pool.allowed;
 	CPU_CLR(cpu, &pool.away);
+	pool.home = cpu;
 	return true;
 #else
 	(void)threads;
@@ -200,6 +389,8 @@ static void pool_after_fork_child(void)
 	pool.ctx = NULL;
 #ifdef SN_POOL_STEER
 	pool.known = 0;
+	pool.pin = false;
+	atomic_store(&pool.pinned, false);
 #endif
 }
 
@@ -289,7 +480,7 @@ static int prepare(uint32_t threads, bool *steer)
 	return grow(threads - 1, *steer);
 }
 
-static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all)
+static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all, bool pin)
 {
 	uint32_t want = threads - 1;
 	bool steer;
@@ -312,30 +503,68 @@ static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all)
 	if (steer) {
 		steer_helpers();
 	}
+#ifdef SN_POOL_STEER
+	/* pinned only where each thread can have a CPU of its own (steered) */
+	pin = pin && steer && want == threads - 1 &&
+	      sched_getaffinity(0, sizeof(pool.home_was), &pool.home_was) == 0;
+	pool.home_tid = gettid();
+	if (pin) {
+		pool.parts = sn_xcalloc(threads, sizeof(*pool.parts));
+		pool.nparts = threads;
+		part_take(0);
+	}
+#else
+	pin = false;
+#endif
 	pthread_mutex_lock(&pool.lock);
 	pool.fn = fn;
 	pool.ctx = ctx;
 	pool.want = want;
 	pool.next_t = 1;
 	pool.open = true;
+#ifdef SN_POOL_STEER
+	pool.pin = pin;
+	atomic_store(&pool.pinned, pin);
+#endif
 	pool.gen++;
 	pthread_cond_broadcast(&pool.wake);
 	pthread_mutex_unlock(&pool.lock);
 
+#ifdef SN_POOL_STEER
+	if (pin) {
+		pin_to(pool.home);
+	}
+#endif
 	in_job = true;
 	fn(ctx, 0);
 	in_job = false;
+#ifdef SN_POOL_STEER
+	if (pin) {
+		/* done; its wait for the helpers below counts as waiting for the others */
+		part_idle(true);
+		pin_part_of = -1;
+		(void)sched_setaffinity(0, sizeof(pool.home_was), &pool.home_was);
+	}
+#endif
 
 	pthread_mutex_lock(&pool.lock);
 	if (!all) {
 		pool.open = false;
 	}
 	while (pool.inside || (all && pool.next_t <= pool.want)) {
-		pthread_cond_wait(&pool.done, &pool.lock);
+		/* a helper pinned to a CPU that something else holds would keep this waiting */
+		pool_wait(&pool.done, &pool.lock, true);
 	}
 	pool.open = false;
 	pool.fn = NULL;
 	pool.ctx = NULL;
+#ifdef SN_POOL_STEER
+	pool.pin = false;
+	atomic_store(&pool.pinned, false);
+	free(pool.parts);
+	pool.parts = NULL;
+	pool.nparts = 0;
+#endif
 	pthread_mutex_unlock(&pool.lock);
 	pthread_mutex_unlock(&pool.submit);
 }
@@ -383,7 +612,26 @@ void sn_pool_run(uint32_t threads, sn_pool_fn *fn, void *ctx)
 		fn(ctx, 0);
 		return;
 	}
-	submit(threads, fn, ctx, true);
+	submit(threads, fn, ctx, true, false);
+}
+
+void sn_pool_run_pinned(uint32_t threads, sn_pool_fn *fn, void *ctx)
+{
+	if (threads <= 1) {
+		fn(ctx, 0);
+		return;
+	}
+	submit(threads, fn, ctx, true, true);
+}
+
+void sn_pool_wait(pthread_cond_t *cond, pthread_mutex_t *lock)
+{
+	pool_wait(cond, lock, false);
+}
+
+uint64_t sn_pool_unpinned(void)
+{
+	return atomic_load(&pool.unpinned);
 }
 
 void sn_pool_share(uint32_t threads, sn_pool_fn *fn, void *ctx)
@@ -392,7 +640,7 @@ void sn_pool_share(uint32_t threads, sn_pool_fn *fn, void *ctx)
 		fn(ctx, 0);
 		return;
 	}
-	submit(threads, fn, ctx, false);
+	submit(threads, fn, ctx, false, false);
 }
 
 struct for_job {

@@ -388,7 +388,7 @@ static void split_main(void *arg, uint32_t id)
 			pthread_mutex_unlock(&sp->lock);
 			continue;
 		}
-		pthread_cond_wait(&sp->cond, &sp->lock);
+		sn_pool_wait(&sp->cond, &sp->lock);
 		pthread_mutex_unlock(&sp->lock);
 	}
 	eng_finish(sp->engines[t->id]);
@@ -409,6 +409,7 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 {
 	struct split sp = {0};
 	struct split_thread *t;
+	uint64_t unpinned;
 
 	sp.tmpl = cap_reader_split_begin(rd, &sp.first, &sp.end);
 	if (!sp.tmpl) {
@@ -445,11 +446,13 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 		t[i].id = i;
 	}
 	/* the threads wait for each other (a chunk's slot is free once all have analysed it):
-	 * each needs a thread of its own */
-	sn_pool_run(n, split_main, t);
+	 * each needs a thread, and a CPU, of its own */
+	unpinned = sn_pool_unpinned();
+	sn_pool_run_pinned(n, split_main, t);
 	if (getenv("SIPNAB_TIMING")) {
-		fprintf(stderr, "sipnab: timing: %llu chunks of %zu bytes, %llu read again\n",
-			(unsigned long long)sp.chunks, sp.chunk, (unsigned long long)sp.rescans);
+		fprintf(stderr, "sipnab: timing: %llu chunks of %zu bytes, %llu read again, "
+			"threads unpinned %s\n", (unsigned long long)sp.chunks, sp.chunk,
+			(unsigned long long)sp.rescans, sn_pool_unpinned() > unpinned ? "yes" : "no");
 	}
 	if (sp.err_st != SN_OK && on_error) {
 		on_error(user, 0, sp.err_st, &sp.err);
