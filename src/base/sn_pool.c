@@ -391,6 +391,9 @@ static void pool_after_fork_child(void)
 	pool.known = 0;
 	pool.pin = false;
 	atomic_store(&pool.pinned, false);
+	pool.parts = NULL; /* a job of the parent's threads: not the child's to free */
+	pool.nparts = 0;
+	pin_part_of = -1; /* the forking thread's part, if it forked inside one */
 #endif
 }
 
