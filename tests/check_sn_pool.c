@@ -536,10 +536,23 @@ START_TEST(test_sn_pool_works_in_a_forked_child)
 		atomic_uint seen[500] = {0};
 		struct count cnt = {.n = 500, .seen = seen};
 
+		struct pins pn = {.meet.threads = 2};
+		cpu_set_t allowed, after;
+		bool pinned_ok;
+
 		sn_pool_run(3, meet_fn, &c);
 		sn_pool_for(500, 2, 5, count_fn, &cnt);
+		/* a pinned job too: two CPUs, one each (or every allowed one, with one) */
+		(void)sched_getaffinity(0, sizeof(allowed), &allowed);
+		sn_pool_run_pinned(2, pins_fn, &pn);
+		(void)sched_getaffinity(0, sizeof(after), &after);
+		pinned_ok = atomic_load(&pn.meet.timed_out) == 0 && CPU_EQUAL(&after, &allowed) &&
+			    (CPU_COUNT(&allowed) < 2 ?
+			     CPU_EQUAL(&pn.seen[0], &allowed) && CPU_EQUAL(&pn.seen[1], &allowed) :
+			     CPU_COUNT(&pn.seen[0]) == 1 && CPU_COUNT(&pn.seen[1]) == 1 &&
+			     !CPU_EQUAL(&pn.seen[0], &pn.seen[1]));
 		_exit(atomic_load(&c.timed_out) == 0 && atomic_load(&c.arrived) == 3 &&
-		      count_first_bad(&cnt) == 500 ? 0 : 1);
+		      count_first_bad(&cnt) == 500 && pinned_ok ? 0 : 1);
 	}
 	until = now_ns() + 20000000000;
 	while (waitpid(pid, &status, WNOHANG) == 0) {
