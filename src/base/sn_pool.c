@@ -76,12 +76,12 @@ struct sn_pool {
 	cpu_set_t away;   /* this job's CPUs to start or wake helpers on (submit mutex) */
 	int home;         /* the submitter's CPU, when the job is steered (submit mutex) */
 	/* a pinned job (sn_pool_run_pinned()): set with the job, under the lock */
-	bool pin;            /* its helpers pin themselves when they take their t */
+	struct pin_part *parts; /* one per t, while a pinned job runs, else NULL (owned by the
+				 * submitter): its helpers pin themselves when they take their t */
+	uint32_t nparts;
 	atomic_bool pinned;  /* its threads are pinned still (unpin() clears it) */
 	pid_t home_tid;      /* its submitter */
 	cpu_set_t home_was;  /* and the submitter's CPUs before the job */
-	struct pin_part *parts; /* one per t, while the job runs (owned by the submitter) */
-	uint32_t nparts;
 #endif
 	atomic_uint_fast64_t unpinned; /* pinned jobs unpinned by a long wait (sn_pool_unpinned()) */
 };
@@ -136,14 +136,20 @@ static int nth_cpu(const cpu_set_t *set, uint32_t k)
 	return -1;
 }
 
-/* The calling thread runs on @p cpu alone, while its job is pinned (pool.pinned). */
-static void pin_to(int cpu)
+/* Thread @p tid (0: the calling one) runs on @p cpu alone; 0, or -1 and errno. */
+static int run_on(pid_t tid, int cpu)
 {
 	cpu_set_t one;
 
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
-	(void)sched_setaffinity(0, sizeof(one), &one);
+	return sched_setaffinity(tid, sizeof(one), &one);
+}
+
+/* The calling thread runs on @p cpu alone, while its job is pinned (pool.pinned). */
+static void pin_to(int cpu)
+{
+	(void)run_on(0, cpu);
 	if (!atomic_load(&pool.pinned)) {
 		/* unpinned meanwhile: unpin() may have set this thread's CPUs before it
 		 * pinned itself */
@@ -195,16 +201,11 @@ static void unpin(void)
 			nbusy++;
 		}
 	}
-	if (nbusy == 1 && busy > 0 && cpu >= 0 && CPU_ISSET(cpu, &pool.allowed)) {
-		cpu_set_t one;
+	if (nbusy == 1 && busy > 0 && cpu >= 0 && CPU_ISSET(cpu, &pool.allowed) &&
+	    run_on(busy, cpu) == 0) {
+		const cpu_set_t *back = busy == pool.home_tid ? &pool.home_was : &pool.allowed;
 
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		if (sched_setaffinity(busy, sizeof(one), &one) == 0) {
-			(void)sched_setaffinity(busy, busy == pool.home_tid ? sizeof(pool.home_was) :
-						sizeof(pool.allowed),
-						busy == pool.home_tid ? &pool.home_was : &pool.allowed);
-		}
+		(void)sched_setaffinity(busy, sizeof(*back), back);
 	}
 	atomic_fetch_add(&pool.unpinned, 1);
 }
@@ -280,8 +281,8 @@ static void *helper_main(void *arg)
 		fn = pool.fn;
 		ctx = pool.ctx;
 #ifdef SN_POOL_STEER
-		pin = pool.pin ? nth_cpu(&pool.away, t - 1) : -1;
-		if (pool.pin) {
+		pin = pool.parts ? nth_cpu(&pool.away, t - 1) : -1;
+		if (pool.parts) {
 			part_take(t);
 		}
 #endif
@@ -389,7 +390,6 @@ static void pool_after_fork_child(void)
 	pool.ctx = NULL;
 #ifdef SN_POOL_STEER
 	pool.known = 0;
-	pool.pin = false;
 	atomic_store(&pool.pinned, false);
 	pool.parts = NULL; /* a job of the parent's threads: not the child's to free */
 	pool.nparts = 0;
@@ -488,6 +488,9 @@ static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all, bool p
 	uint32_t want = threads - 1;
 	bool steer;
 	int rc;
+#ifdef SN_POOL_STEER
+	struct pin_part *parts = NULL;
+#endif
 
 	if (in_job) {
 		nested(threads, fn, ctx, all);
@@ -510,11 +513,10 @@ static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all, bool p
 	/* pinned only where each thread can have a CPU of its own (steered) */
 	pin = pin && steer && want == threads - 1 &&
 	      sched_getaffinity(0, sizeof(pool.home_was), &pool.home_was) == 0;
-	pool.home_tid = gettid();
 	if (pin) {
-		pool.parts = sn_xcalloc(threads, sizeof(*pool.parts));
+		pool.home_tid = gettid();
 		pool.nparts = threads;
-		part_take(0);
+		parts = sn_xcalloc(threads, sizeof(*parts));
 	}
 #else
 	pin = false;
@@ -526,8 +528,11 @@ static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all, bool p
 	pool.next_t = 1;
 	pool.open = true;
 #ifdef SN_POOL_STEER
-	pool.pin = pin;
+	pool.parts = parts; /* helpers read it under the lock */
 	atomic_store(&pool.pinned, pin);
+	if (pin) {
+		part_take(0);
+	}
 #endif
 	pool.gen++;
 	pthread_cond_broadcast(&pool.wake);
@@ -562,7 +567,6 @@ static void submit(uint32_t threads, sn_pool_fn *fn, void *ctx, bool all, bool p
 	pool.fn = NULL;
 	pool.ctx = NULL;
 #ifdef SN_POOL_STEER
-	pool.pin = false;
 	atomic_store(&pool.pinned, false);
 	free(pool.parts);
 	pool.parts = NULL;
