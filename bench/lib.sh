@@ -306,8 +306,8 @@ bench_file_huge_kib() {
 # drop its cached pages (dd iflag=nocache count=0: posix_fadvise DONTNEED), read it back
 # once (cat). With BENCH_KEEP_CACHE=1 (the scripts' --keep-cache) the file is measured as the
 # cache holds it. Sets BENCH_CACHE to what was done, for the method line, and
-# BENCH_CACHE_HUGE to how much of the file came back in 2 MiB folios ("N of its M MiB", empty
-# where the kernel does not say).
+# BENCH_CACHE_HUGE to how much of the file came back in 2 MiB folios ("N of its M MiB", N "?"
+# when the system-wide count fell meanwhile; empty where the kernel does not say).
 bench_cache_file() { # FILE
 	local left huge0 huge1
 	if [ "${BENCH_KEEP_CACHE:-0}" = 1 ]; then
@@ -329,9 +329,17 @@ bench_cache_file() { # FILE
 	huge1=$(bench_file_huge_kib)
 	BENCH_CACHE="read back from disk before the runs (sync; dd iflag=nocache count=0; cat)"
 	BENCH_CACHE_HUGE=
-	if [ -n "$huge0" ] && [ -n "$huge1" ] && [ "$huge1" -ge "$huge0" ]; then
-		# whether cat got 2 MiB folios depends on how fragmented free memory is
-		BENCH_CACHE_HUGE="$(( (huge1 - huge0) / 1024 )) of its $(( $(stat -c %s "$1") >> 20 )) MiB"
+	if [ -n "$huge0" ] && [ -n "$huge1" ]; then
+		# whether cat got 2 MiB folios depends on how fragmented free memory is. The count
+		# is the whole system's: when other files left the cache meanwhile (another
+		# program's, or tests run in parallel) it may fall, and this file's share is
+		# unknown ("?")
+		if [ "$huge1" -ge "$huge0" ]; then
+			BENCH_CACHE_HUGE="$(( (huge1 - huge0) / 1024 ))"
+		else
+			BENCH_CACHE_HUGE="?"
+		fi
+		BENCH_CACHE_HUGE+=" of its $(( $(stat -c %s "$1") >> 20 )) MiB"
 		BENCH_CACHE+="; $BENCH_CACHE_HUGE came back in 2 MiB folios"
 	fi
 	if [ -n "$left" ] && [ "$left" != 0 ]; then
