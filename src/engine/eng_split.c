@@ -83,7 +83,7 @@ struct slot {
 	size_t rescan_from;
 	enum sn_status st;      /* SN_ENOTFOUND (clean end of the chunk), SN_ETRUNC, SN_EPARSE */
 	struct cap_cursor *cur; /* the read's cursor (its state at the end); owned */
-	struct rec_list *lists; /* one per thread; owned */
+	struct rec_list *lists; /* one per thread, while the slot is in use; owned */
 	atomic_uint pending;    /* threads still to analyse it */
 };
 
@@ -99,6 +99,15 @@ struct split {
 	uint64_t chunks;
 	uint32_t nslots;
 	struct slot *slots; /* chunk c lives in slots[c % nslots] */
+	/*
+	 * Lists of freed slots, the last freed on top: a chunk claimed to be read takes the
+	 * lists that the threads have just finished analysing, whose lines are still in the
+	 * caches and whose pages are mapped. Each slot kept lists of its own, so the reading went
+	 * round all nslots slots' lists (2.4 MiB at two threads) and wrote records into lines
+	 * that had long left the caches, and mapped every page of them in each run.
+	 */
+	struct rec_list **spare;
+	uint32_t nspare;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint64_t next_scan;        /* next chunk to read for the first time */
@@ -123,10 +132,11 @@ struct split {
 	 * on the file and n, so -l and -R (which bound each worker) behave the same every run.
 	 */
 	uint16_t *owner; /* SPLIT_BUCKETS entries; owned */
-	/* first capacity of a record list: a thread's share of a chunk of 256-byte records, so
+	/* first capacity of a record list: a thread's share of a chunk of 128-byte records, so
 	 * a list that is used is sized once (the lists are reused chunk after chunk; growing
 	 * them by doubling copied them and faulted them in again) and one never used costs
-	 * nothing (many threads) */
+	 * nothing (many threads). Records of 256 bytes, the size before, were too many for
+	 * c5k's 245-byte ones: every list grew once a run. */
 	uint32_t list_cap;
 };
 
@@ -286,6 +296,8 @@ static void recycle(struct split *sp, size_t *lo, size_t *hi)
 		}
 		done = SN_MIN(sp->base + (sp->released + 1) * sp->chunk, sp->end);
 		s->state = SLOT_FREE;
+		sp->spare[sp->nspare++] = s->lists;
+		s->lists = NULL;
 		sp->released++;
 	}
 	if (done < sp->end) {
@@ -316,6 +328,8 @@ static struct slot *claim(struct split *sp)
 		return NULL;
 	}
 	s = slot_of(sp, sp->next_scan);
+	s->lists = sp->nspare ? sp->spare[--sp->nspare] :
+		   sn_xcalloc_lines(sp->n, sizeof(*s->lists));
 	s->chunk = sp->next_scan++;
 	s->state = SLOT_SCANNING;
 	s->rescan = false;
@@ -426,13 +440,13 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	sp.chunk = sn_env_u32("SIPNAB_SPLIT_CHUNK", 64, (uint32_t)sp.chunk);
 	sp.base = sp.first - sp.first % sp.chunk;
 	sp.chunks = sp.end > sp.first ? (sp.end - sp.base + sp.chunk - 1) / sp.chunk : 1;
-	sp.list_cap = (uint32_t)SN_MAX((size_t)64, sp.chunk / 256 / n);
+	sp.list_cap = (uint32_t)SN_MAX((size_t)64, sp.chunk / 128 / n);
 	deal_buckets(&sp);
 	sp.slots = sn_xcalloc(sp.nslots, sizeof(*sp.slots));
 	for (uint32_t i = 0; i < sp.nslots; i++) {
 		sp.slots[i].cur = cap_cursor_new(sp.tmpl);
-		sp.slots[i].lists = sn_xcalloc_lines(n, sizeof(*sp.slots[i].lists));
 	}
+	sp.spare = sn_xcalloc(sp.nslots, sizeof(*sp.spare));
 	sp.state = cap_cursor_new(sp.tmpl);
 	sp.expect = sp.first;
 	atomic_init(&sp.verified, 0);
@@ -462,12 +476,18 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	pthread_cond_destroy(&sp.cond);
 	pthread_mutex_destroy(&sp.lock);
 	for (uint32_t i = 0; i < sp.nslots; i++) {
-		for (uint32_t j = 0; j < n; j++) {
-			free(sp.slots[i].lists[j].v);
+		if (sp.slots[i].lists) {
+			sp.spare[sp.nspare++] = sp.slots[i].lists;
 		}
-		free(sp.slots[i].lists);
 		cap_cursor_free(sp.slots[i].cur);
 	}
+	for (uint32_t i = 0; i < sp.nspare; i++) {
+		for (uint32_t j = 0; j < n; j++) {
+			free(sp.spare[i][j].v);
+		}
+		free(sp.spare[i]);
+	}
+	free(sp.spare);
 	free(sp.slots);
 	free(sp.owner);
 	cap_cursor_free(sp.state);
