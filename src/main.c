@@ -301,10 +301,11 @@ static int run_headless(const struct options *o)
 	struct run_errors re = {NULL, 0, o->inputs};
 	struct cap_merge *merge;
 	struct eng_result *res;
-	struct timespec t0, t1;
+	struct sn_phase ph;
 	enum sn_status st;
 	int rc = 0;
 
+	sn_phase_start(&ph);
 	for (size_t i = 0; i < o->input_count; i++) {
 		struct sn_diag diag = {0};
 		if (cap_reader_open(o->inputs[i], &readers[i], &diag) != SN_OK) {
@@ -322,6 +323,7 @@ static int run_headless(const struct options *o)
 		tune_malloc(o->run.cores);
 	}
 	merge = cap_merge_new(readers, o->input_count);
+	sn_phase_end(&ph, "open");
 	res = eng_run(merge, &o->run, on_input_error, &re);
 
 	struct ana_report_input in = {
@@ -340,7 +342,7 @@ static int run_headless(const struct options *o)
 	 * 990 write() calls), so the buffer is given; it lives as long as stdout does */
 	static char out_buf[1u << 20];
 	setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sn_phase_start(&ph);
 	if (o->call_report) {
 		st = ana_report_call(stdout, &in, o->call_report);
 		if (st == SN_ENOTFOUND) {
@@ -354,18 +356,10 @@ static int run_headless(const struct options *o)
 		fprintf(stderr, "sipnab: writing the report failed: %s\n", strerror(errno));
 		rc = 1;
 	}
-	if (getenv("SIPNAB_TIMING")) {
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		fprintf(stderr, "sipnab: timing: report   %.4f s\n",
-			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	}
+	sn_phase_end(&ph, "report");
 	eng_result_free(res);
 	cap_merge_free(merge);
-	if (getenv("SIPNAB_TIMING")) {
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		fprintf(stderr, "sipnab: timing: free     %.4f s\n",
-			(double)(t0.tv_sec - t1.tv_sec) + (double)(t0.tv_nsec - t1.tv_nsec) / 1e9);
-	}
+	sn_phase_end(&ph, "free");
 	for (size_t i = 0; i < re.count; i++) {
 		free((char *)re.list[i].message);
 	}

@@ -83,6 +83,22 @@ void sn_mem_populate(void *p, size_t n);
  */
 uint32_t sn_env_u32(const char *name, uint32_t min, uint32_t dflt);
 
+/* A phase of a run timed for SIPNAB_TIMING=1 (benchmarks): its wall and the process's CPU time
+ * (all threads) when it began. */
+struct sn_phase {
+	double wall, cpu;
+};
+
+/** Begin timing a phase now. */
+void sn_phase_start(struct sn_phase *p);
+
+/**
+ * With SIPNAB_TIMING set, print to stderr "sipnab: timing: NAME W s, C s CPU, B CPUs": the
+ * phase's wall time, the CPU time of all the process's threads in it, and B = C / W, the CPUs
+ * it kept busy on average. Then the next phase begins (sn_phase_start()).
+ */
+void sn_phase_end(struct sn_phase *p, const char *name);
+
 /** True when @p n bytes at @p a and @p b are equal ignoring ASCII case. */
 bool sn_mem_caseeq(const uint8_t *a, const char *b, size_t n);
 

@@ -1,6 +1,6 @@
 /*
- * sn_status.c - status names, slice comparison and diagnostics.
- * Pure functions; no state.
+ * sn_status.c - status names, slice comparison and diagnostics, and the small helpers
+ * for tests and benchmarks (environment settings, phase timing). No state.
  */
 #include "config.h"
 
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *sn_status_str(enum sn_status st)
@@ -153,6 +154,35 @@ uint32_t sn_env_u32(const char *name, uint32_t min, uint32_t dflt)
 	long long n = v ? strtoll(v, NULL, 10) : 0;
 
 	return v && n >= (long long)min && n <= (long long)UINT32_MAX ? (uint32_t)n : dflt;
+}
+
+static void phase_now(struct sn_phase *p)
+{
+	struct timespec w, c;
+
+	clock_gettime(CLOCK_MONOTONIC, &w);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+	p->wall = (double)w.tv_sec + (double)w.tv_nsec / 1e9;
+	p->cpu = (double)c.tv_sec + (double)c.tv_nsec / 1e9;
+}
+
+void sn_phase_start(struct sn_phase *p)
+{
+	phase_now(p);
+}
+
+void sn_phase_end(struct sn_phase *p, const char *name)
+{
+	struct sn_phase now;
+
+	phase_now(&now);
+	if (getenv("SIPNAB_TIMING")) {
+		double w = now.wall - p->wall, c = now.cpu - p->cpu;
+
+		fprintf(stderr, "sipnab: timing: %-8s %.4f s, %.4f s CPU, %.2f CPUs\n", name, w, c,
+			w > 0 ? c / w : 0.0);
+	}
+	*p = now;
 }
 
 #ifndef MADV_POPULATE_WRITE

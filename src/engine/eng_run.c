@@ -17,7 +17,7 @@
  * eng_result_build() merges the workers' outputs deterministically: the result is the same
  * for every N and either path.
  *
- * Environment (benchmarks and tests): SIPNAB_TIMING=1 prints the phases; SIPNAB_NO_SPLIT=1
+ * Environment (benchmarks and tests): SIPNAB_TIMING=1 prints the phases (sn_phase_end()); SIPNAB_NO_SPLIT=1
  * uses the single reader for a mapped file too; SIPNAB_FORCE_SPLIT=1 uses eng_split.c even
  * with one core.
  *
@@ -77,22 +77,6 @@ struct worker {
 	atomic_uint_fast64_t done; /* worker: seq of the last batch analysed */
 };
 
-/* SIPNAB_TIMING=1 in the environment prints the time of each phase to stderr (benchmarks). */
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void timing(const char *phase, double t0)
-{
-	if (getenv("SIPNAB_TIMING")) {
-		fprintf(stderr, "sipnab: timing: %-8s %.4f s\n", phase, now_s() - t0);
-	}
-}
-
 /* A worker: analyse the batches handed over until the last one. */
 static void worker_run(struct worker *w)
 {
@@ -147,8 +131,9 @@ static struct eng_result *run_single(struct cap_merge *m, const struct eng_confi
 	struct cap_record *recs = sn_xmalloc(ENG_READ_BATCH * sizeof(*recs));
 	struct eng_result *r;
 	uint32_t n;
-	double t0 = now_s();
+	struct sn_phase ph;
 
+	sn_phase_start(&ph);
 	/* a batch's records are used before the next batch is read: a small window is enough */
 	cap_merge_set_release_lag(m, 2u << 20);
 	while ((n = cap_merge_next_batch(m, recs, ENG_READ_BATCH, on_error, user)) > 0) {
@@ -156,11 +141,11 @@ static struct eng_result *run_single(struct cap_merge *m, const struct eng_confi
 	}
 	free(recs);
 	eng_finish(e);
-	timing("analyse", t0);
-	t0 = now_s();
+	sn_phase_end(&ph, "analyse");
 	r = eng_result_build(&e, 1);
-	timing("build", t0);
+	sn_phase_end(&ph, "build");
 	eng_free(e);
+	sn_phase_end(&ph, "engfree");
 	return r;
 }
 
@@ -173,7 +158,7 @@ struct dispatch {
 	uint32_t n;
 	uint32_t main_buckets; /* buckets below this are the reading thread's own */
 	const struct cap_reader *stream; /* streamed input to give back, or NULL */
-	double t0;
+	struct sn_phase start;           /* of the run (SIPNAB_TIMING) */
 };
 
 /* Thread 0 reads, shards and analyses its own share; thread t > 0 is worker t. */
@@ -217,7 +202,7 @@ static void dispatch_main(void *arg, uint32_t t)
 		sn_queue_push(&w[i].full, w[i].cur);
 	}
 	eng_finish(w[0].eng);
-	timing("read", d->t0);
+	sn_phase_end(&d->start, "read");
 }
 
 struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg,
@@ -228,8 +213,9 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	struct eng **engines;
 	struct eng_result *r;
 	struct dispatch d = {0};
-	double t0 = now_s();
+	struct sn_phase ph;
 
+	sn_phase_start(&ph);
 	if (n == 1 && !getenv("SIPNAB_FORCE_SPLIT")) {
 		return run_single(m, &cfg->eng, on_error, user);
 	}
@@ -243,14 +229,14 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 			engines[i] = eng_new(&cfg->eng);
 		}
 		if (eng_split_run(cap_merge_single(m), engines, n, on_error, user)) {
-			timing("analyse", t0);
-			t0 = now_s();
+			sn_phase_end(&ph, "analyse");
 			r = eng_result_build(engines, n);
-			timing("build", t0);
+			sn_phase_end(&ph, "build");
 			for (uint32_t i = 0; i < n; i++) {
 				eng_free(engines[i]);
 			}
 			free(engines);
+			sn_phase_end(&ph, "engfree");
 			return r;
 		}
 		for (uint32_t i = 0; i < n; i++) {
@@ -284,7 +270,7 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	d.user = user;
 	d.w = w;
 	d.n = n;
-	d.t0 = t0;
+	d.start = ph;
 	d.main_buckets = (ENG_BUCKETS * 3u) / (4u * n);
 	d.stream = cap_merge_single(m);
 	if (d.stream && !cap_reader_transient(d.stream)) {
@@ -292,10 +278,9 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	}
 	/* the reading thread and the workers run at once, on the pool's helpers */
 	sn_pool_run(n, dispatch_main, &d);
-	timing("analyse", t0);
-	t0 = now_s();
+	sn_phase_end(&ph, "analyse");
 	r = eng_result_build(engines, n);
-	timing("build", t0);
+	sn_phase_end(&ph, "build");
 	eng_free(w[0].eng);
 	for (uint32_t i = 1; i < n; i++) {
 		eng_free(w[i].eng);
@@ -305,5 +290,6 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *cfg
 	}
 	free(engines);
 	free(w);
+	sn_phase_end(&ph, "engfree");
 	return r;
 }
