@@ -26,7 +26,7 @@ export LC_ALL=C
 BENCH_TIME=/usr/bin/time
 BENCH_CHILD=
 BENCH_TMP=
-BENCH_RAW=   # file collecting one line per run: label run wall_s time_e rss_kib rc
+BENCH_RAW=   # file collecting one line per run: label run wall_s time_e rss_kib rc cpu_s
 BENCH_PARTIAL= # a file being written (e.g. a capture being generated), removed if interrupted
 
 bench_die() { # MESSAGE [CODE]
@@ -101,19 +101,47 @@ bench_quote() {
 	printf '%s\n' "${out# }"
 }
 
-# bench_once STDOUT_FILE ERR_FILE CMD...: one run. Sets RUN_WALL (s), RUN_E (GNU %e), RUN_RSS (KiB), RUN_RC.
+# bench_children_cpu FILE: the CPU seconds (user + system) of the waited-for children in the
+# output of bash's `times` saved in FILE (its second line, "XmY.YYYs XmY.YYYs").
+bench_children_cpu() {
+	awk 'NR == 2 {
+		t = 0
+		for (i = 1; i <= 2; i++) { split($i, p, "m"); sub(/s$/, "", p[2]); t += p[1] * 60 + p[2] }
+		printf "%.3f", t }' "$1"
+}
+
+# bench_time_cpu: the CPU seconds of GNU time itself around `true` (bench_once), median of 5:
+# what RUN_CPU holds beyond the measured command's own.
+bench_time_cpu() {
+	local i v=()
+	for i in 1 2 3 4 5; do
+		bench_once /dev/null /dev/null true
+		v+=("$RUN_CPU")
+	done
+	read -r i _ _ <<<"$(bench_stats "${v[@]}")"
+	bench_s "$i"
+}
+
+# bench_once STDOUT_FILE ERR_FILE CMD...: one run. Sets RUN_WALL (s), RUN_E (GNU %e), RUN_RSS
+# (KiB), RUN_RC and RUN_CPU (s: the CPU time, user + system, of the run's processes and of GNU
+# time itself, to the millisecond: bash's `times` for its waited-for children before and after,
+# written to files so that no subshell runs in between).
 bench_once() {
 	local out=$1 err=$2 tf=$BENCH_TMP/time.out t0 t1 last
 	shift 2
 	rm -f "$tf"
+	times >"$BENCH_TMP/times.0"
 	t0=${EPOCHREALTIME/[.,]/}
 	"$BENCH_TIME" -f '%e %M' -o "$tf" "$@" </dev/null >"$out" 2>"$err" &
 	BENCH_CHILD=$!
 	wait "$BENCH_CHILD"
 	RUN_RC=$?
 	t1=${EPOCHREALTIME/[.,]/}
+	times >"$BENCH_TMP/times.1"
 	BENCH_CHILD=
 	RUN_WALL=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.6f", d / 1e6 }')
+	RUN_CPU=$(awk -v a="$(bench_children_cpu "$BENCH_TMP/times.0")" \
+		-v b="$(bench_children_cpu "$BENCH_TMP/times.1")" 'BEGIN { printf "%.3f", b - a }')
 	# GNU time writes "Command exited with non-zero status N" / "Command terminated by signal N"
 	# before the format line: the last line is ours.
 	last=$(tail -n 1 "$tf" 2>/dev/null)
@@ -143,21 +171,22 @@ bench_row_once() { # I OUT ERR
 }
 
 # bench_run_rows: a warm-up per row, then the interleaved rounds (see the top of this file).
-# Sets for row I: BR_MED[I] BR_MIN[I] BR_MAX[I] (s), BR_RSS[I] (median, KiB), BR_WALL[I,R]
+# Sets for row I: BR_MED[I] BR_MIN[I] BR_MAX[I] (s), BR_RSS[I] (median, KiB), BR_CPU[I] (median
+# CPU s, see bench_once), BR_WALL[I,R]
 # (s, round R, for bench_paired), or BR_FAIL[I]
 # (why it failed, when it was not fatal). After a row's warm-up succeeds, a function
 # bench_row_warmed, when the script defines one, is called with I and the file holding the
 # warm-up's stdout (a sipnab report can weigh 50 MB), which is removed afterwards.
 bench_run_rows() {
 	local i r maxr=0 msg order
-	local -a walls=() rss=()
-	BR_MED=() BR_MIN=() BR_MAX=() BR_RSS=() BR_FAIL=()
+	local -a walls=() rss=() cpus=()
+	BR_MED=() BR_MIN=() BR_MAX=() BR_RSS=() BR_CPU=() BR_FAIL=()
 	declare -gA BR_WALL=()
 	for i in "${!BR_LABEL[@]}"; do
 		[ "${BR_RUNS[$i]}" -gt "$maxr" ] && maxr=${BR_RUNS[$i]}
 		printf '  %-28s warm-up\n' "${BR_LABEL[$i]}" >&2
 		bench_row_once "$i" "$BENCH_TMP/warm.$i.out" "$BENCH_TMP/warm.$i.err"
-		echo "${BR_LABEL[$i]} warmup $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
+		echo "${BR_LABEL[$i]} warmup $RUN_WALL $RUN_E $RUN_RSS $RUN_RC $RUN_CPU" >>"$BENCH_RAW"
 		if [ "$RUN_RC" -ne 0 ]; then
 			msg="exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/warm.$i.err" | tr '\n' ' ')"
 			[ "${BR_FATAL[$i]}" = 1 ] && bench_die "${BR_LABEL[$i]} failed: $msg" 1
@@ -175,7 +204,7 @@ bench_run_rows() {
 		for i in $order; do
 			[ -z "${BR_FAIL[$i]:-}" ] && [ "$r" -le "${BR_RUNS[$i]}" ] || continue
 			bench_row_once "$i" /dev/null "$BENCH_TMP/run.$i.err"
-			echo "${BR_LABEL[$i]} $r $RUN_WALL $RUN_E $RUN_RSS $RUN_RC" >>"$BENCH_RAW"
+			echo "${BR_LABEL[$i]} $r $RUN_WALL $RUN_E $RUN_RSS $RUN_RC $RUN_CPU" >>"$BENCH_RAW"
 			if [ "$RUN_RC" -ne 0 ]; then
 				msg="run $r: exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/run.$i.err" | tr '\n' ' ')"
 				[ "${BR_FATAL[$i]}" = 1 ] && bench_die "${BR_LABEL[$i]} failed: $msg" 1
@@ -189,6 +218,7 @@ bench_run_rows() {
 			walls[i]+="$RUN_WALL "
 			BR_WALL[$i,$r]=$RUN_WALL
 			rss[i]+="$RUN_RSS "
+			cpus[i]+="$RUN_CPU "
 		done
 		echo >&2
 	done
@@ -196,6 +226,7 @@ bench_run_rows() {
 		[ -z "${BR_FAIL[$i]:-}" ] || continue
 		read -r BR_MED[i] BR_MIN[i] BR_MAX[i] <<<"$(bench_stats ${walls[$i]})"
 		read -r BR_RSS[i] _ _ <<<"$(bench_stats ${rss[$i]})"
+		read -r BR_CPU[i] _ _ <<<"$(bench_stats ${cpus[$i]})"
 	done
 }
 

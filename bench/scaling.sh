@@ -12,7 +12,10 @@
 # --cores 1 runs started together, timed until both end; its speed-up (twice the work) is
 # what this machine gives two independent runs, the ceiling of a 2-core speed-up here.
 # Prints a Markdown table: cores | median s | min s | max s | pkts/s | speed-up | paired
-# speed-up | peak RSS MiB.
+# speed-up | peak RSS MiB | CPU s (user + system, from bash's `times`; see bench_once in lib.sh),
+# and, with the pair row and a 2-core row, where the 2-core run's time goes: the CPU time it
+# takes against one run alone and against each of the two runs at once, and how many CPUs it
+# kept busy.
 # Exit status: 0 ok, 1 a run failed, 2 bad arguments or missing GNU time.
 
 usage() {
@@ -73,6 +76,8 @@ echo "- file: $PCAP, $SIZE bytes ($(bench_fmib "$SIZE") MiB), $PACKETS packets"
 echo "- method: 1 discarded warm-up per row, then $RUNS rounds of one timed run per row (interleaved),"
 echo "  wall time including start-up"
 echo "  (bash EPOCHREALTIME around the run), peak RSS from GNU time %M; median/min/max over the runs"
+echo "- CPU time: user + system of the run's processes, from bash's \`times\` before and after it (to the"
+echo "  ms); it includes GNU time's own: $(bench_time_cpu) s a run for \`/usr/bin/time true\` (median of 5)"
 echo "- page cache: $BENCH_CACHE"
 echo "- commands (stdin </dev/null, stdout >/dev/null):"
 for c in ${CORES//,/ }; do
@@ -101,15 +106,15 @@ bench_row_warmed() { [ "$1" != 0 ] || bench_check_packets "$2" "$PACKETS"; }
 bench_run_rows
 ROWS=()
 for i in "${!CLIST[@]}"; do
-	ROWS+=("| ${CLIST[$i]} | $(bench_s "${BR_MED[$i]}") | $(bench_s "${BR_MIN[$i]}") | $(bench_s "${BR_MAX[$i]}") | $(bench_pps "$PACKETS" "${BR_MED[$i]}") | $(bench_ratio "${BR_MED[0]}" "${BR_MED[$i]}") | $(bench_paired 0 "$i") | $(bench_mib "${BR_RSS[$i]}") |")
+	ROWS+=("| ${CLIST[$i]} | $(bench_s "${BR_MED[$i]}") | $(bench_s "${BR_MIN[$i]}") | $(bench_s "${BR_MAX[$i]}") | $(bench_pps "$PACKETS" "${BR_MED[$i]}") | $(bench_ratio "${BR_MED[0]}" "${BR_MED[$i]}") | $(bench_paired 0 "$i") | $(bench_mib "${BR_RSS[$i]}") | $(bench_s "${BR_CPU[$i]}") |")
 done
 if [ -n "$PAIRED" ]; then
 	i=$PAIRED
-	ROWS+=("| 2 x 1 at once | $(bench_s "${BR_MED[$i]}") | $(bench_s "${BR_MIN[$i]}") | $(bench_s "${BR_MAX[$i]}") | $(bench_pps $((2 * PACKETS)) "${BR_MED[$i]}") | $(bench_ratio "$(awk -v x="${BR_MED[$ONE]}" 'BEGIN { print 2 * x }')" "${BR_MED[$i]}") | $(bench_paired "$ONE" "$i" 2) | $(bench_mib "${BR_RSS[$i]}") |")
+	ROWS+=("| 2 x 1 at once | $(bench_s "${BR_MED[$i]}") | $(bench_s "${BR_MIN[$i]}") | $(bench_s "${BR_MAX[$i]}") | $(bench_pps $((2 * PACKETS)) "${BR_MED[$i]}") | $(bench_ratio "$(awk -v x="${BR_MED[$ONE]}" 'BEGIN { print 2 * x }')" "${BR_MED[$i]}") | $(bench_paired "$ONE" "$i" 2) | $(bench_mib "${BR_RSS[$i]}") | $(bench_s "${BR_CPU[$i]}") |")
 fi
 
-echo "| cores | median s | min s | max s | pkts/s | speed-up vs first row | paired speed-up | peak RSS MiB (median) |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| cores | median s | min s | max s | pkts/s | speed-up vs first row | paired speed-up | peak RSS MiB (median) | CPU s (median) |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${ROWS[@]}"
 echo
 echo "pkts/s = PACKETS / median s; speed-up = first row's median s / this row's median s;"
@@ -118,7 +123,7 @@ if [ -n "$PAIRED" ]; then
 	echo "2 x 1 at once: two --cores 1 runs started together, timed until both end; pkts/s and both"
 	echo "speed-ups count its twice the work (2 x PACKETS; 2 x the --cores 1 time / its time): what this"
 	echo "machine gives two independent runs at that moment, the ceiling for a 2-core speed-up; its"
-	echo "peak RSS is one run's."
+	echo "peak RSS is one run's; its CPU time is both runs' (and the bash that starts them)."
 fi
 TWO=
 for i in "${!CLIST[@]}"; do [ "${CLIST[$i]}" = 2 ] && [ -z "$TWO" ] && TWO=$i; done
@@ -128,6 +133,17 @@ if [ -n "$PAIRED" ] && [ -n "$TWO" ]; then
 	echo "--cores 2 against that ceiling: $(bench_paired "$PAIRED" "$TWO" 0.5) (the median over the rounds of half"
 	echo "the time of the two --cores 1 runs at once / the --cores 2 run's time; 1.00: --cores 2 does"
 	echo "one run's work as fast as this machine runs two independent ones)."
+	# where the 2-core run's time goes, from the CPU medians: the machine's own cost of two
+	# busy CPUs (each of two runs at once against one alone), what the 2-core run spends
+	# beyond that, and the CPUs it kept busy (its CPU time / its wall time)
+	awk -v one="${BR_CPU[$ONE]}" -v pair="${BR_CPU[$PAIRED]}" -v two="${BR_CPU[$TWO]}" \
+		-v wall="${BR_MED[$TWO]}" 'BEGIN {
+		each = pair / 2
+		if (one <= 0 || each <= 0 || wall <= 0) { print "CPU time: n/a"; exit }
+		printf "CPU time per run of the work (medians): --cores 1 alone %.3f s; each of the two --cores 1\n", one
+		printf "runs at once %.3f s (%.2fx alone: what two busy CPUs cost each run here); --cores 2 %.3f s\n", each, each / one, two
+		printf "(%.2fx one of the runs at once), with %.2f of 2 CPUs busy on average (its CPU time / its\n", two / each, two / wall
+		printf "median wall time).\n" }'
 fi
 if [ "$(nproc)" -lt "$(printf '%s\n' ${CORES//,/ } | sort -n | tail -n 1)" ]; then
 	echo "Note: rows with more cores than nproc ($(nproc)) oversubscribe the CPUs."

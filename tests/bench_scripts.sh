@@ -53,6 +53,16 @@ expect_eq "scaling.sh: steal time" \
 expect_eq "scaling.sh: first row's paired speed-up" "$(rows "$TMPD/scaling.md" | head -1 | cut -d'|' -f8 | tr -d ' ')" "1.00"
 expect_eq "scaling.sh: second row's paired speed-up is a ratio" \
 	"$(rows "$TMPD/scaling.md" | sed -n 2p | cut -d'|' -f8 | tr -d ' ' | grep -c '^[0-9][0-9]*\.[0-9][0-9]$')" 1
+# bench_children_cpu: user + system of the children's line of bash's `times` (the second)
+printf '0m0.016s 0m0.006s\n1m2.500s 0m0.250s\n' >"$TMPD/times"
+expect_eq "lib.sh: bench_children_cpu" "$(bash -c '. "$1/lib.sh"; bench_children_cpu "$2"' _ "$B" "$TMPD/times")" \
+	"62.750"
+# every row's CPU time (the last column) is a number of seconds, above 0: sipnab's runs took
+# some; the header says what GNU time's own adds
+expect_eq "scaling.sh: CPU column" \
+	"$(rows "$TMPD/scaling.md" | awk -F'|' '{ v = $(NF - 1); gsub(/ /, "", v); if (v !~ /^[0-9]+\.[0-9][0-9][0-9]$/ || v + 0 <= 0) bad++ } END { print (NR > 0 && bad == 0) }')" 1
+expect_eq "scaling.sh: GNU time's own CPU time" \
+	"$(grep -c "includes GNU time's own: [0-9]*\.[0-9][0-9][0-9] s a run" "$TMPD/scaling.md")" 1
 # interleaved rounds, the rows in order in odd rounds and in reverse in even ones
 expect_eq "scaling.sh: interleaved rounds" "$(grep -c '^  run 1: c1 [0-9.]* c2 [0-9.]*\( 2x1 [0-9.]*\)\?$' "$TMPD/scaling.err"),$(grep -c '^  run 2: \(2x1 [0-9.]* \)\?c2 [0-9.]* c1 [0-9.]*$' "$TMPD/scaling.err")" "1,1"
 if [ "$(nproc)" -gt 1 ]; then
@@ -67,6 +77,29 @@ if [ "$(nproc)" -gt 1 ]; then
 			END { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
 			      m = (n % 2) ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
 			      d = got - m; if (d < 0) d = -d; print (got != "" && m > 0 && d <= 0.15 * m) }' "$TMPD/scaling.err")" 1
+	# where the 2-core run's time goes: the CPU medians of the table's rows, one run of the
+	# work each (the pair row's CPU is two runs'), and the 2-core run's CPU / its wall time
+	expect_eq "scaling.sh: CPU time per run of the work" \
+		"$(python3 - "$TMPD/scaling.md" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+col = lambda label: [l.split('|') for l in text.splitlines() if l.startswith('| ' + label + ' |')][0]
+one, two, pair = (float(col(x)[-2]) for x in ('1', '2', '2 x 1 at once'))
+wall = float(col('2')[2])
+m = re.search(r'^CPU time per run of the work \(medians\): --cores 1 alone ([0-9.]+) s; each of the two '
+              r'--cores 1\nruns at once ([0-9.]+) s \(([0-9.]+)x alone: .*\); --cores 2 ([0-9.]+) s\n'
+              r'\(([0-9.]+)x one of the runs at once\), with ([0-9.]+) of 2 CPUs busy on average', text, re.M)
+# the table's CPU column and the line's figures are both rounded to the ms
+# (to 0.5 ms each: a ratio of two of them within its relative error, and 0.005 for its own
+# rounding)
+near = lambda a, b, tol: abs(a - b) <= tol
+ratio_ok = lambda shown, x, y: near(shown, x / y, x / y * (0.0006 / x + 0.0006 / y) + 0.006)
+ok = m and near(float(m[1]), one, 0.0011) and near(float(m[2]), pair / 2, 0.0011) \
+    and near(float(m[4]), two, 0.0011) and ratio_ok(float(m[3]), float(m[2]), float(m[1])) \
+    and ratio_ok(float(m[5]), float(m[4]), float(m[2])) and ratio_ok(float(m[6]), two, wall)
+print(1 if ok else 0)
+PY
+)" 1
 	bash "$B/scaling.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" 2140 --cores 1 --runs 1 --no-pair \
 		>"$TMPD/nopair.md" 2>/dev/null
 	expect_eq "scaling.sh --no-pair: rows" "$(rows "$TMPD/nopair.md" | cut -d'|' -f2 | tr -d ' ' | tr '\n' ,)" "1,"
