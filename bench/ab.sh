@@ -14,7 +14,8 @@
 # differently are not two builds of the same thing, and the script says so and exits 1.
 # Prints a Markdown table: binary | median s | min s | max s | pkts/s | peak RSS MiB, then the
 # paired line.
-# Exit status: 0 ok, 1 a run failed or the reports differ, 2 bad arguments or missing GNU time.
+# Exit status: 0 ok, 1 a run failed or the reports differ, 2 bad arguments or no C compiler for
+# bench/runone.c.
 
 usage() {
 	cat >&2 <<'EOF'
@@ -82,12 +83,13 @@ echo "- A: $A ($(built "$A"))"
 echo "- B: $B ($(built "$B"))"
 echo "- file: $PCAP, $SIZE bytes ($(bench_fmib "$SIZE") MiB), $PACKETS packets"
 echo "- method: 1 discarded warm-up of each, then $RUNS rounds of one timed run of each (interleaved,"
-echo "  the order swapped every other round), wall time including start-up (bash EPOCHREALTIME"
-echo "  around the run), peak RSS from GNU time %M; median/min/max over the runs"
+echo "  the order swapped every other round), wall time including start-up (bench/runone.c:"
+echo "  CLOCK_MONOTONIC from just before fork() to just after wait4()), peak RSS from wait4()'s"
+echo "  rusage; median/min/max over the runs"
 echo "- page cache: $BENCH_CACHE"
 echo "- commands (stdin </dev/null, stdout >/dev/null):"
 for bin in "$A" "$B"; do
-	echo "      /usr/bin/time -f '%e %M' -o TIMEFILE $(bench_quote "$bin" -N -I "$PCAP" --report=json --cores "$CORES") > /dev/null"
+	echo "      runone OUTFILE $(bench_quote "$bin" -N -I "$PCAP" --report=json --cores "$CORES") > /dev/null"
 done
 echo
 

@@ -6,10 +6,10 @@
 #
 # Every tool: one discarded warm-up run, then RUNS rounds of one timed run per tool, interleaved
 # (tshark: its first --tshark-runs rounds); stdin </dev/null, stdout >/dev/null; wall seconds
-# include start-up; peak RSS from GNU time (/usr/bin/time -f '%e %M' -o FILE). PCAP is first
+# include start-up (bench/runone.c: fork to wait4); peak RSS from wait4's rusage. PCAP is first
 # put in the page cache as a file read from disk (bench_cache_file in lib.sh) unless
 # --keep-cache. A peer that is not installed or fails is reported as such.
-# Exit status: 0 ok, 1 sipnab failed, 2 bad arguments or missing GNU time.
+# Exit status: 0 ok, 1 sipnab failed, 2 bad arguments or no C compiler for bench/runone.c.
 
 usage() {
 	cat >&2 <<'EOF'
@@ -119,11 +119,12 @@ echo
 bench_host
 echo "- file: $PCAP, $SIZE bytes ($(bench_fmib "$SIZE") MiB), $PACKETS packets"
 echo "- method: 1 discarded warm-up per tool, then $RUNS rounds of one timed run per tool (interleaved;"
-echo "  tshark: the first $TRUNS rounds), wall time including start-up (bash EPOCHREALTIME around"
-echo "  the run), peak RSS from GNU time %M; medians over the runs"
+echo "  tshark: the first $TRUNS rounds), wall time including start-up (bench/runone.c: CLOCK_MONOTONIC"
+echo "  from just before fork() to just after wait4()), peak RSS from wait4()'s rusage; medians over"
+echo "  the runs"
 echo "- page cache: $BENCH_CACHE"
 [ -n "$FLOOR" ] && echo "- floor built with: $(bench_quote "${FLOOR_CC[@]}")"
-echo "- commands (each as: [ENV] /usr/bin/time -f '%e %M' -o TIMEFILE COMMAND </dev/null >/dev/null):"
+echo "- commands (each as: runone OUTFILE [env ENV] COMMAND </dev/null >/dev/null):"
 for i in "${!LABELS[@]}"; do
 	echo "      ${ENVS[$i]:+${ENVS[$i]} }${CMDS[$i]}"
 done

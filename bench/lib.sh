@@ -1,5 +1,7 @@
 # bench/lib.sh - helpers shared by bench/scaling.sh, bench/compare.sh, bench/sweep.sh and bench/ab.sh.
-# Sourced, never run. Needs bash >= 5 (EPOCHREALTIME) and GNU time at /usr/bin/time.
+# Sourced, never run. Needs bash >= 5 (EPOCHREALTIME) and a C compiler (cc), which builds
+# bench/runone.c, the program that runs and measures each command, into the script's temp
+# directory.
 #
 # Method of every measurement (bench_row, bench_run_rows):
 #   * the capture is first put in the page cache as read() leaves it (bench_cache_file);
@@ -8,14 +10,18 @@
 #     any), never two at once, so a slow spell of a shared machine falls on every row alike;
 #     odd rounds take the rows in order, even rounds in reverse, so no row always runs right
 #     after the same one;
-#   * each run: stdin </dev/null, stdout to /dev/null (the warm-up's stdout is kept for a
-#     sanity check), stderr to a log file; GNU time writes '%e %M' with -o to its own file,
-#     so it never mixes with the program's stderr;
-#   * wall seconds = the shell's EPOCHREALTIME (microseconds) just before fork and just after
-#     wait: the program's whole life including start-up, exec and exit (plus ~1 ms for GNU time
-#     itself); GNU time's own %e has only 10 ms resolution, so it is logged for cross-checking
-#     but not used in the tables;
-#   * peak RSS = GNU time's %M (KiB, maximum resident set size of the program);
+#   * each run: `runone OUTFILE COMMAND` with stdin </dev/null, stdout to /dev/null (the
+#     warm-up's stdout is kept for a sanity check), stderr to a log file; runone writes its
+#     measurements to its own file, so they never mix with the program's stderr;
+#   * wall seconds = runone's CLOCK_MONOTONIC just before fork() and just after wait4(): the
+#     program's whole life including its exec, start-up and exit, and nothing of the measuring
+#     program's own start-up. (Until 2026-12-01 the scripts timed GNU time, /usr/bin/time,
+#     from the shell: its own exec and fork, 2-4 ms on the development VM, were in every run.)
+#     The shell's EPOCHREALTIME around runone is logged for cross-checking (raw.txt);
+#   * peak RSS = ru_maxrss of wait4() (KiB: the program's, or the largest of the processes it
+#     waited for);
+#   * CPU seconds = ru_utime + ru_stime of wait4(), to the microsecond: the program's, and
+#     those of every process it waited for;
 #   * median, min and max over a row's timed runs;
 #   * a paired ratio of two rows (bench_paired): the median, over the rounds both ran in, of
 #     the ratio of their two runs of that round. Each pair ran seconds apart, so it cancels a
@@ -23,10 +29,11 @@
 #     taken from 0.36 s to 0.64 s within one hour here), which a ratio of medians does not.
 
 export LC_ALL=C
-BENCH_TIME=/usr/bin/time
+BENCH_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BENCH_RUNONE= # bench/runone.c, built by bench_init
 BENCH_CHILD=
 BENCH_TMP=
-BENCH_RAW=   # file collecting one line per run: label run wall_s time_e rss_kib rc cpu_s
+BENCH_RAW=   # file collecting one line per run: label run wall_s outer_s rss_kib rc cpu_s
 BENCH_PARTIAL= # a file being written (e.g. a capture being generated), removed if interrupted
 
 bench_die() { # MESSAGE [CODE]
@@ -38,16 +45,22 @@ bench_require_bash() {
 	[ -n "${EPOCHREALTIME:-}" ] || bench_die "needs bash >= 5 (EPOCHREALTIME)" 2
 }
 
-bench_require_time() {
-	if [ ! -x "$BENCH_TIME" ] || ! "$BENCH_TIME" --version 2>&1 | grep -q GNU; then
-		bench_die "GNU time is missing: $BENCH_TIME must be GNU time (Debian package 'time')" 2
-	fi
+bench_require_cc() {
+	command -v "${CC:-cc}" >/dev/null 2>&1 ||
+		bench_die "no C compiler (${CC:-cc}) to build bench/runone.c (Debian package build-essential)" 2
 }
 
-# Kill the measured process (GNU time and its child) if we are interrupted, remove temp files.
+# Build bench/runone.c into the temp directory: BENCH_RUNONE.
+bench_build_runone() {
+	BENCH_RUNONE=$BENCH_TMP/runone
+	"${CC:-cc}" -O2 -o "$BENCH_RUNONE" "$BENCH_LIB_DIR/runone.c" 2>"$BENCH_TMP/runone.cc.err" ||
+		bench_die "cannot build bench/runone.c: $(tr '\n' ' ' <"$BENCH_TMP/runone.cc.err")" 2
+}
+
+# Kill the measured process (runone and its child) if we are interrupted, remove temp files.
 bench_kill_child() {
 	if [ -n "$BENCH_CHILD" ]; then
-		# children of GNU time (the measured program), by parent pid, then time itself
+		# children of runone (the measured program), by parent pid, then runone itself
 		pkill -TERM -P "$BENCH_CHILD" 2>/dev/null
 		kill -TERM "$BENCH_CHILD" 2>/dev/null
 		sleep 0.2
@@ -69,7 +82,7 @@ bench_cleanup() {
 bench_init() { # NAME
 	BENCH_ME=$1
 	bench_require_bash
-	bench_require_time
+	bench_require_cc
 	BENCH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sipnab-bench.XXXXXX") || bench_die "mktemp failed"
 	BENCH_RAW=$BENCH_TMP/raw.txt
 	: >"$BENCH_RAW"
@@ -77,6 +90,7 @@ bench_init() { # NAME
 	trap 'printf '"'"'\n%s: interrupted\n'"'"' "$BENCH_ME" >&2; bench_cleanup; trap - INT; kill -INT $$' INT
 	trap 'bench_cleanup; exit 143' TERM
 	trap 'bench_cleanup; exit 129' HUP
+	bench_build_runone
 }
 
 bench_is_uint() { case $1 in '' | *[!0-9]*) return 1 ;; *) [ "$1" -gt 0 ] 2>/dev/null ;; esac; }
@@ -101,52 +115,25 @@ bench_quote() {
 	printf '%s\n' "${out# }"
 }
 
-# bench_children_cpu FILE: the CPU seconds (user + system) of the waited-for children in the
-# output of bash's `times` saved in FILE (its second line, "XmY.YYYs XmY.YYYs").
-bench_children_cpu() {
-	awk 'NR == 2 {
-		t = 0
-		for (i = 1; i <= 2; i++) { split($i, p, "m"); sub(/s$/, "", p[2]); t += p[1] * 60 + p[2] }
-		printf "%.3f", t }' "$1"
-}
-
-# bench_time_cpu: the CPU seconds of GNU time itself around `true` (bench_once), median of 5:
-# what RUN_CPU holds beyond the measured command's own.
-bench_time_cpu() {
-	local i v=()
-	for i in 1 2 3 4 5; do
-		bench_once /dev/null /dev/null true
-		v+=("$RUN_CPU")
-	done
-	read -r i _ _ <<<"$(bench_stats "${v[@]}")"
-	bench_s "$i"
-}
-
-# bench_once STDOUT_FILE ERR_FILE CMD...: one run. Sets RUN_WALL (s), RUN_E (GNU %e), RUN_RSS
-# (KiB), RUN_RC and RUN_CPU (s: the CPU time, user + system, of the run's processes and of GNU
-# time itself, to the millisecond: bash's `times` for its waited-for children before and after,
-# written to files so that no subshell runs in between).
+# bench_once STDOUT_FILE ERR_FILE CMD...: one run under runone. Sets RUN_WALL (s, runone's),
+# RUN_OUTER (s, the shell's EPOCHREALTIME around runone, for cross-checking), RUN_RSS (KiB),
+# RUN_CPU (s) and RUN_RC (the command's exit status; 127 when it could not be run).
 bench_once() {
-	local out=$1 err=$2 tf=$BENCH_TMP/time.out t0 t1 last
+	local out=$1 err=$2 tf=$BENCH_TMP/run.out t0 t1 st
 	shift 2
 	rm -f "$tf"
-	times >"$BENCH_TMP/times.0"
 	t0=${EPOCHREALTIME/[.,]/}
-	"$BENCH_TIME" -f '%e %M' -o "$tf" "$@" </dev/null >"$out" 2>"$err" &
+	"$BENCH_RUNONE" "$tf" "$@" </dev/null >"$out" 2>"$err" &
 	BENCH_CHILD=$!
 	wait "$BENCH_CHILD"
 	RUN_RC=$?
 	t1=${EPOCHREALTIME/[.,]/}
-	times >"$BENCH_TMP/times.1"
 	BENCH_CHILD=
-	RUN_WALL=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.6f", d / 1e6 }')
-	RUN_CPU=$(awk -v a="$(bench_children_cpu "$BENCH_TMP/times.0")" \
-		-v b="$(bench_children_cpu "$BENCH_TMP/times.1")" 'BEGIN { printf "%.3f", b - a }')
-	# GNU time writes "Command exited with non-zero status N" / "Command terminated by signal N"
-	# before the format line: the last line is ours.
-	last=$(tail -n 1 "$tf" 2>/dev/null)
-	RUN_E=${last%% *}
-	RUN_RSS=${last##* }
+	RUN_OUTER=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.6f", d / 1e6 }')
+	RUN_WALL=$RUN_OUTER RUN_RSS=0 RUN_CPU=0
+	if [ -s "$tf" ]; then
+		read -r RUN_WALL RUN_RSS RUN_CPU st <"$tf"
+	fi
 	bench_is_uint "$RUN_RSS" || RUN_RSS=0
 }
 
@@ -172,7 +159,7 @@ bench_row_once() { # I OUT ERR
 
 # bench_run_rows: a warm-up per row, then the interleaved rounds (see the top of this file).
 # Sets for row I: BR_MED[I] BR_MIN[I] BR_MAX[I] (s), BR_RSS[I] (median, KiB), BR_CPU[I] (median
-# CPU s, see bench_once), BR_WALL[I,R]
+# CPU s), BR_WALL[I,R]
 # (s, round R, for bench_paired), or BR_FAIL[I]
 # (why it failed, when it was not fatal). After a row's warm-up succeeds, a function
 # bench_row_warmed, when the script defines one, is called with I and the file holding the
@@ -186,7 +173,7 @@ bench_run_rows() {
 		[ "${BR_RUNS[$i]}" -gt "$maxr" ] && maxr=${BR_RUNS[$i]}
 		printf '  %-28s warm-up\n' "${BR_LABEL[$i]}" >&2
 		bench_row_once "$i" "$BENCH_TMP/warm.$i.out" "$BENCH_TMP/warm.$i.err"
-		echo "${BR_LABEL[$i]} warmup $RUN_WALL $RUN_E $RUN_RSS $RUN_RC $RUN_CPU" >>"$BENCH_RAW"
+		echo "${BR_LABEL[$i]} warmup $RUN_WALL $RUN_OUTER $RUN_RSS $RUN_RC $RUN_CPU" >>"$BENCH_RAW"
 		if [ "$RUN_RC" -ne 0 ]; then
 			msg="exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/warm.$i.err" | tr '\n' ' ')"
 			[ "${BR_FATAL[$i]}" = 1 ] && bench_die "${BR_LABEL[$i]} failed: $msg" 1
@@ -204,7 +191,7 @@ bench_run_rows() {
 		for i in $order; do
 			[ -z "${BR_FAIL[$i]:-}" ] && [ "$r" -le "${BR_RUNS[$i]}" ] || continue
 			bench_row_once "$i" /dev/null "$BENCH_TMP/run.$i.err"
-			echo "${BR_LABEL[$i]} $r $RUN_WALL $RUN_E $RUN_RSS $RUN_RC $RUN_CPU" >>"$BENCH_RAW"
+			echo "${BR_LABEL[$i]} $r $RUN_WALL $RUN_OUTER $RUN_RSS $RUN_RC $RUN_CPU" >>"$BENCH_RAW"
 			if [ "$RUN_RC" -ne 0 ]; then
 				msg="run $r: exit status $RUN_RC; stderr: $(tail -c 300 "$BENCH_TMP/run.$i.err" | tr '\n' ' ')"
 				[ "${BR_FATAL[$i]}" = 1 ] && bench_die "${BR_LABEL[$i]} failed: $msg" 1

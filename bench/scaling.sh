@@ -7,16 +7,17 @@
 # count (interleaved, so a slow period of a shared machine hits every row alike) of
 #     BIN -N -I PCAP --report=json --cores N > /dev/null
 # PCAP is first put in the page cache as a file read from disk (bench_cache_file in lib.sh)
-# unless --keep-cache. Wall seconds include start-up; peak RSS comes from GNU time (/usr/bin/time -f '%e %M' -o FILE).
+# unless --keep-cache. Each run goes through bench/runone.c (bench_once in lib.sh): wall seconds
+# from fork to wait4, start-up included; peak RSS and CPU time from wait4's rusage.
 # With 1 in the core list and nproc >= 2 (unless --no-pair) one more row, "2 x 1 at once": two
 # --cores 1 runs started together, timed until both end; its speed-up (twice the work) is
 # what this machine gives two independent runs, the ceiling of a 2-core speed-up here.
 # Prints a Markdown table: cores | median s | min s | max s | pkts/s | speed-up | paired
-# speed-up | peak RSS MiB | CPU s (user + system, from bash's `times`; see bench_once in lib.sh),
+# speed-up | peak RSS MiB | CPU s (user + system),
 # and, with the pair row and a 2-core row, where the 2-core run's time goes: the CPU time it
 # takes against one run alone and against each of the two runs at once, and how many CPUs it
 # kept busy.
-# Exit status: 0 ok, 1 a run failed, 2 bad arguments or missing GNU time.
+# Exit status: 0 ok, 1 a run failed, 2 bad arguments or no C compiler for bench/runone.c.
 
 usage() {
 	cat >&2 <<'EOF'
@@ -74,14 +75,13 @@ bench_host
 echo "- binary: $BIN ($("$BIN" -V 2>/dev/null | head -n 1))"
 echo "- file: $PCAP, $SIZE bytes ($(bench_fmib "$SIZE") MiB), $PACKETS packets"
 echo "- method: 1 discarded warm-up per row, then $RUNS rounds of one timed run per row (interleaved),"
-echo "  wall time including start-up"
-echo "  (bash EPOCHREALTIME around the run), peak RSS from GNU time %M; median/min/max over the runs"
-echo "- CPU time: user + system of the run's processes, from bash's \`times\` before and after it (to the"
-echo "  ms); it includes GNU time's own: $(bench_time_cpu) s a run for \`/usr/bin/time true\` (median of 5)"
+echo "  wall time including start-up (bench/runone.c: CLOCK_MONOTONIC from just before fork() to just"
+echo "  after wait4()), peak RSS and CPU time (user + system) from wait4()'s rusage; median/min/max"
+echo "  over the runs"
 echo "- page cache: $BENCH_CACHE"
 echo "- commands (stdin </dev/null, stdout >/dev/null):"
 for c in ${CORES//,/ }; do
-	echo "      /usr/bin/time -f '%e %M' -o TIMEFILE $(bench_quote "$BIN" -N -I "$PCAP" --report=json --cores "$c") > /dev/null"
+	echo "      runone OUTFILE $(bench_quote "$BIN" -N -I "$PCAP" --report=json --cores "$c") > /dev/null"
 done
 if [ "$PAIR" = 1 ] && [ "$(nproc)" -ge 2 ] && printf '%s\n' ${CORES//,/ } | grep -qx 1; then
 	echo "      and the same --cores 1 command twice at once (the row \"2 x 1 at once\"), timed until both end"

@@ -9,9 +9,11 @@
 # (107 * N packets), put in the page cache as a file read from disk (bench_cache_file in lib.sh;
 # not with --keep-cache), then sipnab --cores 1 and --cores $(nproc) are timed like bench/scaling.sh:
 # one discarded warm-up per row, then RUNS rounds of one timed run per row (interleaved), medians;
-# wall time includes start-up; peak RSS from GNU time. Prints a Markdown table and the
+# wall time includes start-up (bench/runone.c: fork to wait4); peak RSS from wait4's rusage.
+# Prints a Markdown table and the
 # throughput spread from 2,000 to 20,000 calls.
-# Exit status: 0 ok, 1 a run or a generation failed, 2 bad arguments or missing GNU time.
+# Exit status: 0 ok, 1 a run or a generation failed, 2 bad arguments or no C compiler for
+# bench/runone.c.
 
 usage() {
 	cat >&2 <<'EOF'
@@ -94,15 +96,15 @@ echo "- captures: python3 bench/carrier.py --calls N --call-ids 0 --stream-pairs
 echo "  (one Call-ID and one RTP stream pair per call, 107 packets per call), cached in $DIR:"
 for g in "${GEN_NOTES[@]}"; do echo "    $g"; done
 echo "- method: 1 discarded warm-up per row, then $RUNS rounds of one timed run per row (interleaved),"
-echo "  wall time including start-up"
-echo "  (bash EPOCHREALTIME around the run), peak RSS from GNU time %M; medians over the runs"
+echo "  wall time including start-up (bench/runone.c: CLOCK_MONOTONIC from just before fork() to just"
+echo "  after wait4()), peak RSS from wait4()'s rusage; medians over the runs"
 if [ "${BENCH_KEEP_CACHE:-0}" = 1 ]; then
 	echo "- page cache: each capture as the page cache held it (--keep-cache)"
 else
 	echo "- page cache: each capture read back from disk before the warm-ups (sync; dd iflag=nocache count=0; cat)"
 fi
 echo "- commands (stdin </dev/null, stdout >/dev/null), for each FILE and C in {${CORESET// /,}}:"
-echo "      /usr/bin/time -f '%e %M' -o TIMEFILE $(bench_quote "$BIN") -N -I FILE --report=json --cores C > /dev/null"
+echo "      runone OUTFILE $(bench_quote "$BIN") -N -I FILE --report=json --cores C > /dev/null"
 echo
 
 # Every capture is put in the page cache first (unless --keep-cache), then the rows are

@@ -16,7 +16,7 @@ done
 
 pkgs="build-essential autoconf automake pkg-config libpcap-dev libncurses-dev libpcre2-dev
 libglib2.0-dev libmaxminddb-dev libssl-dev zlib1g-dev libcjson-dev libyaml-dev check python3
-sip-tester time strace valgrind"
+sip-tester strace valgrind"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
