@@ -65,7 +65,10 @@ static inline char *sn_u64_digits(uint64_t v, char *end)
 /**
  * Give the whole pages inside [p, p + n) back to the kernel (MADV_DONTNEED): memory that will
  * not be read again, such as the consumed part of an array about to be freed. They read as
- * zeros if touched again; the pages at the edges may hold live neighbours and are kept.
+ * zeros if touched again, but even a read faults in a fresh page on some kernels (the
+ * development VM's maps no shared zero page): callers must not read them again. The pages at
+ * the edges may hold live neighbours and are kept. (src/base/sn_mem.c; tests replace it with
+ * one that makes the pages inaccessible.)
  */
 void sn_mem_release(void *p, size_t n);
 

@@ -7,15 +7,12 @@
 #include "sipnab/sn_base.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
 const char *sn_status_str(enum sn_status st)
 {
@@ -183,45 +180,4 @@ void sn_phase_end(struct sn_phase *p, const char *name)
 			w > 0 ? c / w : 0.0);
 	}
 	*p = now;
-}
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
-/* The whole pages inside [p, p + n) as [*a, *b); false when there are none. */
-static bool whole_pages(const void *p, size_t n, uintptr_t *a, uintptr_t *b)
-{
-	/* any thread may be first: the cached page size is an atomic (relaxed: every thread
-	 * computes the same value) */
-	static _Atomic uintptr_t cached;
-	uintptr_t page = atomic_load_explicit(&cached, memory_order_relaxed);
-
-	if (!page) {
-		long ps = sysconf(_SC_PAGESIZE);
-
-		page = ps > 0 ? (uintptr_t)ps : 4096;
-		atomic_store_explicit(&cached, page, memory_order_relaxed);
-	}
-	*a = ((uintptr_t)p + page - 1) & ~(page - 1);
-	*b = ((uintptr_t)p + n) & ~(page - 1);
-	return *b > *a;
-}
-
-void sn_mem_populate(void *p, size_t n)
-{
-	uintptr_t a, b;
-
-	if (whole_pages(p, n, &a, &b)) {
-		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
-	}
-}
-
-void sn_mem_release(void *p, size_t n)
-{
-	uintptr_t a, b;
-
-	if (whole_pages(p, n, &a, &b)) {
-		(void)madvise((void *)a, b - a, MADV_DONTNEED);
-	}
 }

@@ -135,5 +135,10 @@ void eng_media_udp(struct eng *e, const struct cap_packet *pkt);
 void eng_media_free(struct eng *e);
 /* Free the candidate flows only (after eng_result_build() used them). */
 void eng_flows_free(struct eng *e);
+/* The same, when the packet lists of flows [0, first) were freed already and their memory
+ * may have been given back (sn_mem_release()): those flows are not read again. Reading a
+ * page given back faults in a fresh one on some kernels (the development VM's maps no
+ * shared zero page for a read), so reading them all back would undo the give-back. */
+void eng_flows_free_from(struct eng *e, uint32_t first);
 
 #endif

@@ -271,7 +271,12 @@ void eng_media_udp(struct eng *e, const struct cap_packet *pkt)
 
 void eng_flows_free(struct eng *e)
 {
-	for (uint32_t i = 0; i < e->flow_count; i++) {
+	eng_flows_free_from(e, 0);
+}
+
+void eng_flows_free_from(struct eng *e, uint32_t first)
+{
+	for (uint32_t i = first; i < e->flow_count; i++) {
 		free(e->flows[i].pkts);
 	}
 	free(e->flows);

@@ -917,9 +917,10 @@ static void streams_fill(void *ctx, uint32_t w)
 	struct eng *e = j->engines[w];
 	const struct announce **ann = j->ann[w];
 	uint32_t n = j->base[w], end = j->base[w] + j->kept[w], populated = n;
+	uint32_t kept = 0; /* flows [0, kept) are given back */
 	uint64_t rtp_packets = 0;
 
-	for (uint32_t i = 0, kept = 0; i < e->flow_count; i++) {
+	for (uint32_t i = 0; i < e->flow_count; i++) {
 		const struct eng_flow *f = &e->flows[i];
 		struct eng_stream *s = &r->streams[n];
 		const struct announce *a = ann[i];
@@ -930,7 +931,7 @@ static void streams_fill(void *ctx, uint32_t w)
 		if (i - kept >= FLOWS_GIVE_BACK) {
 			/* the flows before i are done with: the streams being written take their
 			 * place in memory instead of adding to it (their packet lists are freed
-			 * first; eng_flows_free() then sees NULL) */
+			 * first) */
 			for (uint32_t k = kept; k < i; k++) {
 				free(e->flows[k].pkts);
 				e->flows[k].pkts = NULL;
@@ -973,8 +974,11 @@ static void streams_fill(void *ctx, uint32_t w)
 		rtp_packets += s->rtp.packets;
 		n++;
 	}
-	/* this worker's flows are done with: give their memory back now */
-	eng_flows_free(e);
+	/* this worker's flows are done with: give their memory back now, without reading
+	 * those given back already. Reading them (for their packet lists) faulted a fresh
+	 * page in for each on this VM: 16 MiB for the 40,000 flows of 20,000 unique calls,
+	 * the run's peak RSS (99.4 MiB where the give-back meant 85) */
+	eng_flows_free_from(e, kept);
 	free(ann);
 	j->rtp_packets[w] = rtp_packets;
 }
