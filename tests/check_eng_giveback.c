@@ -24,6 +24,8 @@
 
 #include "sipnab/eng_run.h"
 
+#include "udp_pcap.h"
+
 #define FLOWS 6000u  /* several of the build's give-back steps (2,048 flows) */
 #define PER_FLOW 6u  /* RTP packets per flow, consecutive: the heuristic keeps them */
 
@@ -56,70 +58,35 @@ void sn_mem_populate(void *p, size_t n)
 	(void)n;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4); /* little-endian host: the file is written in host order */
-}
-
-/* Packet @p k of flow @p f: Ethernet/IPv4/UDP/RTP (PCMU), 10.1.x.y:port -> 10.2.0.1:port. */
+/* Packet @p k of flow @p f: RTP (PCMU) over UDP, 10.1.x.y:port -> 10.2.0.1:20000. */
 static size_t make_record(uint8_t *buf, uint32_t f, uint32_t k)
 {
-	uint8_t *eth = buf + 16, *ip = eth + 14, *udp = ip + 20, *rtp = udp + 8;
-	uint32_t payload = 160, ip_len = 20 + 8 + 12 + payload, sum = 0;
-	uint16_t sport = (uint16_t)(10000 + 2 * (f % 20000)), dport = 20000;
+	uint8_t rtp[12 + 160];
+	const uint8_t src[4] = {10, 1, (uint8_t)(f >> 8), (uint8_t)f}, dst[4] = {10, 2, 0, 1};
 	uint64_t us = (uint64_t)k * 20000 + f * 7;
+	uint32_t seq = 100 + k, ts = k * 160;
 
-	memset(buf, 0, 16 + 14 + ip_len);
-	eth[12] = 0x08;
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)(ip_len >> 8);
-	ip[3] = (uint8_t)ip_len;
-	ip[8] = 64;
-	ip[9] = 17;
-	ip[12] = 10;
-	ip[13] = 1;
-	ip[14] = (uint8_t)(f >> 8);
-	ip[15] = (uint8_t)f;
-	ip[16] = 10;
-	ip[17] = 2;
-	ip[19] = 1;
-	for (int i = 0; i < 20; i += 2) {
-		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
-	}
-	while (sum >> 16) {
-		sum = (sum & 0xffff) + (sum >> 16);
-	}
-	ip[10] = (uint8_t)(~sum >> 8);
-	ip[11] = (uint8_t)~sum;
-	udp[0] = (uint8_t)(sport >> 8);
-	udp[1] = (uint8_t)sport;
-	udp[2] = (uint8_t)(dport >> 8);
-	udp[3] = (uint8_t)dport;
-	udp[4] = (uint8_t)((8 + 12 + payload) >> 8);
-	udp[5] = (uint8_t)(8 + 12 + payload);
 	rtp[0] = 0x80;
 	rtp[1] = 0; /* PCMU */
-	rtp[2] = (uint8_t)((100 + k) >> 8);
-	rtp[3] = (uint8_t)(100 + k);
-	rtp[4] = (uint8_t)((k * 160) >> 24);
-	rtp[5] = (uint8_t)((k * 160) >> 16);
-	rtp[6] = (uint8_t)((k * 160) >> 8);
-	rtp[7] = (uint8_t)(k * 160);
+	rtp[2] = (uint8_t)(seq >> 8);
+	rtp[3] = (uint8_t)seq;
+	rtp[4] = (uint8_t)(ts >> 24);
+	rtp[5] = (uint8_t)(ts >> 16);
+	rtp[6] = (uint8_t)(ts >> 8);
+	rtp[7] = (uint8_t)ts;
 	rtp[8] = 0x11;
 	rtp[9] = (uint8_t)(f >> 16);
 	rtp[10] = (uint8_t)(f >> 8);
 	rtp[11] = (uint8_t)f;
-	memset(rtp + 12, 0xff, payload);
-	put32(buf, 1767225600u + (uint32_t)(us / 1000000));
-	put32(buf + 4, (uint32_t)(us % 1000000));
-	put32(buf + 8, 14 + ip_len);
-	put32(buf + 12, 14 + ip_len);
-	return 16 + 14 + ip_len;
+	memset(rtp + 12, 0xff, sizeof(rtp) - 12);
+	return udp_pcap_record(buf, 1767225600u + (uint32_t)(us / 1000000), (uint32_t)(us % 1000000),
+			       src, (uint16_t)(10000 + 2 * (f % 20000)), dst, 20000, rtp,
+			       sizeof(rtp));
 }
 
 static void setup(void)
 {
-	uint8_t hdr[24] = {0}, rec[512];
+	uint8_t hdr[UDP_PCAP_HDR], rec[512];
 	FILE *out;
 	int fd;
 
@@ -128,11 +95,7 @@ static void setup(void)
 	ck_assert_int_ge(fd, 0);
 	out = fdopen(fd, "wb");
 	ck_assert_ptr_nonnull(out);
-	put32(hdr, 0xa1b2c3d4u);
-	hdr[4] = 2;
-	hdr[6] = 4;
-	put32(hdr + 16, 65535);
-	put32(hdr + 20, 1);
+	udp_pcap_header(hdr);
 	fwrite(hdr, 1, sizeof(hdr), out);
 	/* every flow's k-th packet, then the (k+1)-th: flows interleave as calls do */
 	for (uint32_t k = 0; k < PER_FLOW; k++) {

@@ -19,15 +19,12 @@
 
 #include "sipnab/eng_run.h"
 
+#include "udp_pcap.h"
+
 #define MSGS 40000u /* ~24 MB of capture: several reader windows and gzip blocks */
 
 static char gz_path[64];
 static char plain_path[64];
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4); /* little-endian host: the file is written in host order */
-}
 
 /* One Ethernet/IPv4/UDP record carrying an OPTIONS request with Call-ID opt-<i>. */
 static size_t make_record(uint8_t *buf, uint32_t i)
@@ -40,52 +37,16 @@ static size_t make_record(uint8_t *buf, uint32_t i)
 			 "Call-ID: opt-%u@10.0.0.1\r\nCSeq: 1 OPTIONS\r\nMax-Forwards: 70\r\n"
 			 "Content-Length: 0\r\n\r\n",
 			 i % 200, i, i, i);
-	uint8_t *f = buf + 16;
-	uint8_t *ip = f + 14;
-	uint8_t *udp = ip + 20;
-	uint32_t ip_len = 20 + 8 + (uint32_t)n;
-	uint32_t sum = 0;
-
-	memset(f, 0, 14);
-	f[12] = 0x08;
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)(ip_len >> 8);
-	ip[3] = (uint8_t)ip_len;
-	ip[8] = 64;
-	ip[9] = 17;
 	/* hosts 10.0.<i%200>.1 -> 10.0.0.2: many host pairs for the workers */
-	ip[12] = 10;
-	ip[14] = (uint8_t)(i % 200);
-	ip[15] = 1;
-	ip[16] = 10;
-	ip[19] = 2;
-	for (int k = 0; k < 20; k += 2) {
-		sum += (uint32_t)(ip[k] << 8 | ip[k + 1]);
-	}
-	while (sum >> 16) {
-		sum = (sum & 0xffff) + (sum >> 16);
-	}
-	ip[10] = (uint8_t)(~sum >> 8);
-	ip[11] = (uint8_t)~sum;
-	udp[0] = 0x13;
-	udp[1] = 0xc4;
-	udp[2] = 0x13;
-	udp[3] = 0xc4;
-	udp[4] = (uint8_t)((8 + n) >> 8);
-	udp[5] = (uint8_t)(8 + n);
-	udp[6] = udp[7] = 0;
-	memcpy(udp + 8, sip, (size_t)n);
-	put32(buf, 1767225600u + i / 100);
-	put32(buf + 4, (i % 100) * 10000u);
-	put32(buf + 8, 14 + ip_len);
-	put32(buf + 12, 14 + ip_len);
-	return 16 + 14 + ip_len;
+	const uint8_t src[4] = {10, 0, (uint8_t)(i % 200), 1}, dst[4] = {10, 0, 0, 2};
+
+	return udp_pcap_record(buf, 1767225600u + i / 100, (i % 100) * 10000u, src, 5060, dst,
+			       5060, sip, (size_t)n);
 }
 
 static void setup(void)
 {
-	uint8_t hdr[24];
+	uint8_t hdr[UDP_PCAP_HDR];
 	uint8_t rec[1024];
 	gzFile gz;
 	FILE *plain;
@@ -103,15 +64,7 @@ static void setup(void)
 	plain = fopen(plain_path, "wb");
 	ck_assert_ptr_nonnull(gz);
 	ck_assert_ptr_nonnull(plain);
-	put32(hdr, 0xa1b2c3d4u);
-	hdr[4] = 2;
-	hdr[5] = 0;
-	hdr[6] = 4;
-	hdr[7] = 0;
-	put32(hdr + 8, 0);
-	put32(hdr + 12, 0);
-	put32(hdr + 16, 65535);
-	put32(hdr + 20, 1);
+	udp_pcap_header(hdr);
 	gzwrite(gz, hdr, sizeof(hdr));
 	fwrite(hdr, 1, sizeof(hdr), plain);
 	for (uint32_t i = 0; i < MSGS; i++) {
