@@ -279,6 +279,8 @@ static int parse_args(int argc, char **argv, struct options *o)
  * measured): with gzip input, whose threads are the inflater and the workers, it raised the
  * peak RSS of tests/cli_streamed.sh's 65 MB capture at --cores 2 from 24.7-26.7 MiB to
  * 26.9-32.2 MiB, and several files or a pipe were not measured.
+ * An array that grows inside the pad is copied by realloc() into untouched pages: the
+ * engine's arrays grow with sn_xgrow() instead, whose limit is the pad (sn_xalloc.c).
  */
 static void tune_malloc(uint32_t threads)
 {
@@ -288,6 +290,7 @@ static void tune_malloc(uint32_t threads)
 
 		pad = SN_MAX(pad, (size_t)128 << 10);
 		(void)mallopt(M_TOP_PAD, (int)pad);
+		sn_xgrow_copy_max(pad);
 	}
 #else
 	(void)threads;

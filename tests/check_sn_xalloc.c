@@ -2,7 +2,10 @@
  * check_sn_xalloc.c - the aborting allocators: sn_xcalloc_lines() gives zeroed memory that
  * starts on a cache line and is a whole number of lines long (every byte of it writable: the
  * sanitizer builds check that), for any count and size including zero, and aborts on a size
- * that overflows; sn_xcalloc() and sn_xrealloc() keep the contents and accept zero.
+ * that overflows; sn_xcalloc() and sn_xrealloc() keep the contents and accept zero;
+ * sn_xgrow() keeps the part in use of an array that doubles, and moves it to pages faulted in
+ * with one call (sn_mem_populate(), which this file replaces to watch it) only while that part
+ * is under the limit set with sn_xgrow_copy_max().
  */
 #include "config.h"
 
@@ -14,6 +17,99 @@
 #include <check.h>
 
 #include "sipnab/sn_base.h"
+
+/* This file's sn_mem_populate() and sn_mem_release() take the place of src/base/sn_mem.c's. */
+static void *populated_at;
+static size_t populated_len;
+static unsigned populate_calls;
+
+void sn_mem_populate(void *p, size_t n)
+{
+	populated_at = p;
+	populated_len = n;
+	populate_calls++;
+}
+
+void sn_mem_release(void *p, size_t n)
+{
+	(void)p;
+	(void)n;
+}
+
+/* Double an array of uint32_t from 256 entries to @p last_cap, filled in order as the engine's
+ * arrays are, checking every entry kept at each step; the steps whose part in use was under
+ * @p copy_max must each have faulted in exactly that part of the new block. */
+static void grow_array(size_t copy_max, size_t last_cap)
+{
+	uint32_t *v = NULL;
+	size_t n = 0, cap = 0;
+
+	sn_xgrow_copy_max(copy_max);
+	while (cap < last_cap) {
+		size_t used = n * sizeof(*v);
+		unsigned calls = populate_calls;
+		size_t bad = 0;
+
+		cap = cap ? cap * 2 : 256;
+		v = sn_xgrow(v, used, cap * sizeof(*v));
+		ck_assert_ptr_nonnull(v);
+		if (used > 0 && used < copy_max) {
+			ck_assert_uint_eq(populate_calls, calls + 1);
+			ck_assert_ptr_eq(populated_at, v);
+			ck_assert_uint_eq(populated_len, used);
+		} else {
+			ck_assert_uint_eq(populate_calls, calls);
+		}
+		for (size_t i = 0; i < n; i++) {
+			bad += v[i] != (uint32_t)(i * 2654435761u);
+		}
+		ck_assert_uint_eq(bad, 0);
+		for (; n < cap; n++) { /* the whole new block is writable (sanitizer builds) */
+			v[n] = (uint32_t)(n * 2654435761u);
+		}
+	}
+	free(v);
+	sn_xgrow_copy_max(0);
+}
+
+START_TEST(test_grow_keeps_contents_without_limit)
+{
+	grow_array(0, (size_t)4 << 20); /* 16 MiB */
+}
+END_TEST
+
+START_TEST(test_grow_copies_under_limit_only)
+{
+	grow_array((size_t)1 << 20, (size_t)1 << 20); /* steps of 1 KiB to 2 MiB used */
+}
+END_TEST
+
+START_TEST(test_grow_edges)
+{
+	unsigned calls = populate_calls;
+	unsigned char *p;
+
+	sn_xgrow_copy_max((size_t)4 << 20);
+	p = sn_xgrow(NULL, 0, 100); /* a first allocation */
+	ck_assert_ptr_nonnull(p);
+	memset(p, 7, 100);
+	p = sn_xgrow(p, 0, 200); /* nothing in use */
+	ck_assert_ptr_nonnull(p);
+	memset(p, 3, 200);
+	p = sn_xgrow(p, 200, 50); /* shrinking: realloc() keeps the first 50 */
+	for (int i = 0; i < 50; i++) {
+		ck_assert_uint_eq(p[i], 3);
+	}
+	ck_assert_uint_eq(populate_calls, calls);
+	p = sn_xgrow(p, 50, 4096);
+	ck_assert_uint_eq(populate_calls, calls + 1);
+	for (int i = 0; i < 50; i++) {
+		ck_assert_uint_eq(p[i], 3);
+	}
+	free(p);
+	sn_xgrow_copy_max(0);
+}
+END_TEST
 
 START_TEST(test_lines_aligned_zeroed_whole_lines)
 {
@@ -95,6 +191,9 @@ int main(void)
 	tcase_add_test(tc, test_lines_array_of_aligned_structs);
 	tcase_add_test_raise_signal(tc, test_lines_overflow_aborts, SIGABRT);
 	tcase_add_test(tc, test_calloc_realloc_keep_contents);
+	tcase_add_test(tc, test_grow_keeps_contents_without_limit);
+	tcase_add_test(tc, test_grow_copies_under_limit_only);
+	tcase_add_test(tc, test_grow_edges);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -161,6 +161,13 @@ int sn_addr_cmp(const struct sn_addr *a, const struct sn_addr *b);
 void *sn_xmalloc(size_t n);
 void *sn_xcalloc(size_t count, size_t size);
 void *sn_xrealloc(void *p, size_t n);
+/** sn_xrealloc() for an array filled in order, of which the first @p used bytes are kept.
+ *  While @p used is under the limit that sn_xgrow_copy_max() set (none by default), the
+ *  array moves to a new block whose pages are faulted in with one call (sn_mem_populate())
+ *  instead of a page fault per page copied. */
+void *sn_xgrow(void *p, size_t used, size_t n);
+/** The limit of sn_xgrow(): the top pad that mallopt(M_TOP_PAD) gave the threads' heaps. */
+void sn_xgrow_copy_max(size_t bytes);
 /** Zeroed, starting on a cache line and a whole number of lines long: for what one thread
  *  writes often while another thread writes beside it (freed with free()). */
 void *sn_xcalloc_lines(size_t count, size_t size);

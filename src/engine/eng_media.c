@@ -149,7 +149,8 @@ static struct eng_flow *flow_get(struct eng *e, const struct cap_packet *pkt, ui
 	}
 	if (e->flow_count == e->flow_cap) {
 		e->flow_cap = e->flow_cap ? e->flow_cap * 2 : 256;
-		e->flows = sn_xrealloc(e->flows, e->flow_cap * sizeof(*e->flows));
+		e->flows = sn_xgrow(e->flows, e->flow_count * sizeof(*e->flows),
+				    e->flow_cap * sizeof(*e->flows));
 	}
 	f = &e->flows[e->flow_count];
 	memset(f, 0, sizeof(*f));

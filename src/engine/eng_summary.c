@@ -429,7 +429,8 @@ void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packe
 	}
 	if (e->msg_count == e->msg_cap) {
 		e->msg_cap = e->msg_cap ? e->msg_cap * 2 : 1024;
-		e->msgs = sn_xrealloc(e->msgs, e->msg_cap * sizeof(*e->msgs));
+		e->msgs = sn_xgrow(e->msgs, e->msg_count * sizeof(*e->msgs),
+				   e->msg_cap * sizeof(*e->msgs));
 		e->msgs_populated = e->msg_count; /* the array may have moved */
 	}
 	if (e->msg_count >= e->msgs_populated) {
