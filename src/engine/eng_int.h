@@ -108,6 +108,7 @@ struct eng {
 	uint32_t msgs_populated;      /* msgs[0, this) faulted in ahead (eng_msg_record()) */
 	struct eng_flow *flows;       /* owned array */
 	uint32_t flow_count, flow_cap;
+	uint32_t flows_populated;     /* flows[0, this) faulted in ahead (flow_get()) */
 	uint32_t *flow_index;         /* open addressing: flow number + 1, 0 = empty */
 	uint32_t flow_index_cap;      /* power of two */
 	GHashTable *dropped_flows;    /* hashes of flows not tracked (max_streams); owned keys */

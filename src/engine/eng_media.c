@@ -25,6 +25,7 @@
 #define MAX_STREAMS_DEFAULT      1000000u
 #define STREAM_PACKETS_DEFAULT   (16u * 1024u * 1024u)
 #define RTCP_MAX_BYTES           1500u
+#define FLOWS_POPULATE_STEP      2048u /* flows faulted in ahead at a time (848 KiB) */
 
 /*
  * The 5-tuple and SSRC are read where they are, in the decoded packet or in a flow's key: a key
@@ -151,6 +152,18 @@ static struct eng_flow *flow_get(struct eng *e, const struct cap_packet *pkt, ui
 		e->flow_cap = e->flow_cap ? e->flow_cap * 2 : 256;
 		e->flows = sn_xgrow(e->flows, e->flow_count * sizeof(*e->flows),
 				    e->flow_cap * sizeof(*e->flows));
+		e->flows_populated = e->flow_count; /* the array may have moved */
+	}
+	if (e->flow_count >= e->flows_populated) {
+		/* as eng_msg_record() does for the messages: the next stretch of the array in one
+		 * call, not a page fault every 9.7 flows (424 bytes each). The 2,000-call sweep
+		 * capture's 4,000 flows took about 390 faults a run */
+		uint32_t step = SN_MIN(SN_MAX(e->flow_count, 16u), FLOWS_POPULATE_STEP);
+		uint32_t upto = SN_MIN(e->flow_cap, e->flow_count + step);
+
+		sn_mem_populate(&e->flows[e->flow_count],
+				(size_t)(upto - e->flow_count) * sizeof(*e->flows));
+		e->flows_populated = upto;
 	}
 	f = &e->flows[e->flow_count];
 	memset(f, 0, sizeof(*f));
@@ -284,7 +297,7 @@ void eng_flows_free_from(struct eng *e, uint32_t first)
 	free(e->flow_index);
 	e->flows = NULL;
 	e->flow_index = NULL;
-	e->flow_count = e->flow_cap = e->flow_index_cap = 0;
+	e->flow_count = e->flow_cap = e->flow_index_cap = e->flows_populated = 0;
 }
 
 void eng_media_free(struct eng *e)
