@@ -5,7 +5,9 @@
  * that overflows; sn_xcalloc() and sn_xrealloc() keep the contents and accept zero;
  * sn_xgrow() keeps the part in use of an array that doubles, and moves it to pages faulted in
  * with one call (sn_mem_populate(), which this file replaces to watch it) only while that part
- * is under the limit set with sn_xgrow_copy_max().
+ * is under the limit set with sn_xgrow_copy_max(); sn_xmalloc_full() and sn_xcalloc_full()
+ * fault in a block of 8 KiB or more in one call, and sn_xcalloc_full()'s is zero whatever
+ * that call leaves in it.
  */
 #include "config.h"
 
@@ -25,6 +27,7 @@ static unsigned populate_calls;
 
 void sn_mem_populate(void *p, size_t n)
 {
+	memset(p, 0xa5, n); /* it promises nothing of the contents */
 	populated_at = p;
 	populated_len = n;
 	populate_calls++;
@@ -111,6 +114,43 @@ START_TEST(test_grow_edges)
 }
 END_TEST
 
+START_TEST(test_full_populated_and_zeroed)
+{
+	static const size_t sizes[] = {1, 100, 8191, 8192, 65536, (size_t)3 << 20};
+
+	for (size_t k = 0; k < SN_ARRAY_SIZE(sizes); k++) {
+		size_t n = sizes[k];
+		unsigned calls = populate_calls;
+		unsigned char *m = sn_xmalloc_full(n);
+		unsigned char *c;
+		size_t nonzero = 0;
+
+		ck_assert_uint_eq(populate_calls, calls + (n >= 8192));
+		if (n >= 8192) {
+			ck_assert_ptr_eq(populated_at, m);
+			ck_assert_uint_eq(populated_len, n);
+		}
+		memset(m, 1, n); /* all of it is the caller's */
+		free(m);
+		calls = populate_calls;
+		c = sn_xcalloc_full(n / 4, 4);
+		ck_assert_uint_eq(populate_calls, calls + (n / 4 * 4 >= 8192));
+		for (size_t i = 0; i < n / 4 * 4; i++) {
+			nonzero += c[i] != 0;
+		}
+		ck_assert_uint_eq(nonzero, 0);
+		free(c);
+	}
+	free(sn_xcalloc_full(0, 16)); /* nothing asked: a pointer all the same */
+}
+END_TEST
+
+START_TEST(test_full_overflow_aborts)
+{
+	(void)sn_xcalloc_full(SIZE_MAX / 8, 16);
+}
+END_TEST
+
 START_TEST(test_lines_aligned_zeroed_whole_lines)
 {
 	static const size_t sizes[] = {0, 1, 16, 24, 63, 64, 65, 200, 4096};
@@ -194,6 +234,8 @@ int main(void)
 	tcase_add_test(tc, test_grow_keeps_contents_without_limit);
 	tcase_add_test(tc, test_grow_copies_under_limit_only);
 	tcase_add_test(tc, test_grow_edges);
+	tcase_add_test(tc, test_full_populated_and_zeroed);
+	tcase_add_test_raise_signal(tc, test_full_overflow_aborts, SIGABRT);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -95,6 +95,41 @@ void *sn_xgrow(void *p, size_t used, size_t n)
 	return q;
 }
 
+/*
+ * On the development VM a page fault on fresh memory costs about 12 µs, and a page faulted in
+ * by MADV_POPULATE_WRITE about half of that in all, its first write included (4 MiB, written
+ * twice: 12.1-12.5 ms against 0.6 ms + 5.6-5.7 ms). The result build allocates its arrays
+ * fresh and fills them at once: c5k's build took about 1,000 of a one-core run's 1,214 page
+ * faults.
+ */
+#define SN_FULL_MIN ((size_t)8 << 10) /* smaller: at most a page or two, not worth a call */
+
+void *sn_xmalloc_full(size_t n)
+{
+	void *p = sn_xmalloc(n);
+
+	if (n >= SN_FULL_MIN) {
+		sn_mem_populate(p, n);
+	}
+	return p;
+}
+
+void *sn_xcalloc_full(size_t count, size_t size)
+{
+	void *p;
+
+	if (size && count > SIZE_MAX / size) {
+		oom(SIZE_MAX);
+	}
+	if (count * size < SN_FULL_MIN) {
+		return sn_xcalloc(count, size);
+	}
+	/* populated first, then zeroed: sn_mem_populate() promises nothing of the contents */
+	p = sn_xmalloc(count * size);
+	sn_mem_populate(p, count * size);
+	return memset(p, 0, count * size);
+}
+
 char *sn_xstrndup(const char *s, size_t n)
 {
 	char *p = sn_xmalloc(n + 1);

@@ -780,7 +780,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	uint32_t *start, *members, *roots, *root_of, *msg_at;
 	struct build_ctx b = {0};
 	int64_t capture_end = r->stats.last_ts_ns;
-	uint32_t *msg_leg = sn_xmalloc((r->msg_count + 1u) * sizeof(*msg_leg)); /* leg of msg i */
+	uint32_t *msg_leg = sn_xmalloc_full((r->msg_count + 1u) * sizeof(*msg_leg)); /* leg of msg i */
 	struct group_job gj = {r, NULL, 1, msg_leg};
 	uint32_t *leg_msgs, *leg_start, *parent;
 	const char **leg_call_ids;
@@ -795,12 +795,12 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	group_parts_free(gj.parts, gj.nparts);
 	/* each leg's messages in order, all legs' lists in one array (one allocation where each
 	 * leg grew a list of its own) */
-	leg_msgs = sn_xmalloc((r->msg_count + 1u) * sizeof(*leg_msgs));
-	leg_start = sn_xmalloc((nlegs + 2u) * sizeof(*leg_start));
+	leg_msgs = sn_xmalloc_full((r->msg_count + 1u) * sizeof(*leg_msgs));
+	leg_start = sn_xmalloc_full((nlegs + 2u) * sizeof(*leg_start));
 	group_by_key(msg_leg, r->msg_count, nlegs, leg_start, leg_msgs);
 	leg_start[nlegs + 1] = leg_start[nlegs];
 	free(msg_leg);
-	legs = sn_xcalloc(nlegs + 1u, sizeof(*legs));
+	legs = sn_xcalloc_full(nlegs + 1u, sizeof(*legs));
 	b.r = r;
 	b.legs = legs;
 	b.leg_call_ids = leg_call_ids;
@@ -812,7 +812,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	free(leg_start);
 	free(leg_call_ids);
 	/* group legs by root, each call's legs in first-seen order */
-	root_of = sn_xmalloc((nlegs + 1u) * sizeof(*root_of));
+	root_of = sn_xmalloc_full((nlegs + 1u) * sizeof(*root_of));
 	roots = sn_xcalloc(nlegs + 1u, sizeof(*roots));
 	for (uint32_t i = 0; i < nlegs; i++) {
 		root_of[i] = find(parent, i);
@@ -820,12 +820,12 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 			roots[nroots++] = i;
 		}
 	}
-	start = sn_xmalloc((nlegs + 1u) * sizeof(*start));
-	members = sn_xcalloc(nlegs + 1u, sizeof(*members));
+	start = sn_xmalloc_full((nlegs + 1u) * sizeof(*start));
+	members = sn_xcalloc_full(nlegs + 1u, sizeof(*members));
 	group_by_key(root_of, nlegs, nlegs, start, members);
 	/* where each call's messages go in r->call_msgs: its legs' messages, calls in root
 	 * order (its legs' names go to r->call_leg_ids at start[root], the members' order) */
-	msg_at = sn_xcalloc(nlegs + 1u, sizeof(*msg_at)); /* first per root, then per call */
+	msg_at = sn_xcalloc_full(nlegs + 1u, sizeof(*msg_at)); /* first per root, then per call */
 	for (uint32_t i = 0; i < nlegs; i++) {
 		msg_at[root_of[i]] += legs[i].n;
 	}
@@ -837,10 +837,10 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads)
 	}
 	free(root_of);
 	free(parent);
-	r->call_msgs = sn_xmalloc((r->msg_count + 1u) * sizeof(*r->call_msgs));
-	r->call_leg_ids = sn_xmalloc((nlegs + 1u) * sizeof(*r->call_leg_ids));
+	r->call_msgs = sn_xmalloc_full((r->msg_count + 1u) * sizeof(*r->call_msgs));
+	r->call_leg_ids = sn_xmalloc_full((nlegs + 1u) * sizeof(*r->call_leg_ids));
 	/* one call per root, filled in parallel, then the ones -c leaves out are dropped */
-	r->calls = sn_xcalloc(nroots + 1u, sizeof(*r->calls));
+	r->calls = sn_xcalloc_full(nroots + 1u, sizeof(*r->calls));
 	b.roots = roots;
 	b.start = start;
 	b.members = members;

@@ -186,7 +186,7 @@ static void order_msgs(struct eng_result *r, struct eng *const *engines, size_t 
 	uint32_t parts = (uint32_t)SN_MAX((size_t)1, SN_MIN(count, (size_t)(total / MERGE_PART_MIN)));
 	size_t big = 0;
 
-	r->msgs = sn_xmalloc((total + 1u) * sizeof(*r->msgs));
+	r->msgs = sn_xmalloc_full((total + 1u) * sizeof(*r->msgs));
 	r->msg_count = total;
 	if (count <= 1) {
 		for (uint32_t k = 0; k < total; k++) {
@@ -419,7 +419,7 @@ static void ann_index_build(const struct eng_result *r, struct ann_index *ai, ui
 		ai->cap *= 2;
 	}
 	ai->slots = sn_xcalloc(ai->cap, sizeof(*ai->slots));
-	group = sn_xmalloc(n * sizeof(*group));
+	group = sn_xmalloc_full(n * sizeof(*group));
 	rep = sn_xmalloc(n * sizeof(*rep));
 	ai->start = sn_xcalloc(n + 1, sizeof(*ai->start));
 	/* the blocks in order are the announcements in message order (i counts them): read in
@@ -445,7 +445,7 @@ static void ann_index_build(const struct eng_result *r, struct ann_index *ai, ui
 	/* place them group by group, each group in the order met (time order) */
 	fill = sn_xmalloc((ngroups + 1u) * sizeof(*fill));
 	memcpy(fill, ai->start, ngroups * sizeof(*fill));
-	ai->ann = sn_xmalloc(n * sizeof(*ai->ann));
+	ai->ann = sn_xmalloc_full(n * sizeof(*ai->ann));
 	i = 0;
 	for (uint32_t b = 0; b < nblocks; b++) {
 		for (size_t k = 0; k < ac.blocks[b].n; k++, i++) {
@@ -638,7 +638,7 @@ static int stream_ref_cmp(const void *pa, const void *pb, void *user)
 
 static void streams_sort(struct eng_stream *streams, uint32_t n)
 {
-	struct stream_ref *refs = sn_xmalloc((n + 1u) * sizeof(*refs));
+	struct stream_ref *refs = sn_xmalloc_full((n + 1u) * sizeof(*refs));
 	struct eng_stream tmp;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -723,7 +723,7 @@ static void links_for(const struct ann_index *ai, const struct sn_addr *addr, ui
 static struct link *links_by_call(const struct link *links, size_t n, uint32_t calls)
 {
 	size_t *at = sn_xcalloc((size_t)calls + 1, sizeof(*at));
-	struct link *out = sn_xmalloc((n + 1) * sizeof(*out));
+	struct link *out = sn_xmalloc_full((n + 1) * sizeof(*out));
 
 	for (size_t i = 0; i < n; i++) {
 		at[links[i].call + 1]++;
