@@ -73,9 +73,11 @@ static inline char *sn_u64_digits(uint64_t v, char *end)
 void sn_mem_release(void *p, size_t n);
 
 /**
- * Fault in the whole pages inside [p, p + n) for writing in one system call
+ * Fault in every page that [p, p + n) touches for writing in one system call
  * (MADV_POPULATE_WRITE, Linux 5.14; a no-op elsewhere): for fresh memory about to be filled,
- * instead of one page fault per page. Only an optimisation: nothing depends on it.
+ * instead of one page fault per page. The pages at the edges are taken whole (the contents
+ * stay as they are), so ranges faulted in one after the other leave no page out between
+ * them. Only an optimisation: nothing depends on it.
  */
 void sn_mem_populate(void *p, size_t n);
 
