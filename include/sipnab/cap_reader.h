@@ -153,6 +153,8 @@ bool cap_reader_transient(const struct cap_reader *r);
 /** Records of @p r point into a read-only mapping of the file itself (a regular,
  * uncompressed file): the input that several threads read in ranges (eng_split.c). */
 bool cap_reader_mapped(const struct cap_reader *r);
+/** Length of the file that cap_reader_mapped() @p r maps; 0 for any other input. */
+size_t cap_reader_mapped_length(const struct cap_reader *r);
 /**
  * Prefault (@p need) or give back (!@p need; whole pages only) a byte range of a mapped
  * input. Giving back never invalidates a record of a mapped file: the pages are read again

@@ -1397,6 +1397,11 @@ bool cap_reader_mapped(const struct cap_reader *r)
 	return r->map != NULL && !r->gzip;
 }
 
+size_t cap_reader_mapped_length(const struct cap_reader *r)
+{
+	return cap_reader_mapped(r) ? r->map_len : 0;
+}
+
 struct cap_cursor *cap_reader_split_begin(const struct cap_reader *r, size_t *first,
 					  size_t *end)
 {

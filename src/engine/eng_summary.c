@@ -428,9 +428,16 @@ void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packe
 		return;
 	}
 	if (e->msg_count == e->msg_cap) {
-		e->msg_cap = e->msg_cap ? e->msg_cap * 2 : 1024;
-		e->msgs = sn_xgrow(e->msgs, e->msg_count * sizeof(*e->msgs),
-				   e->msg_cap * sizeof(*e->msgs));
+		/* the array starts with cfg.msgs_reserve of address space (see eng_run.c); if
+		 * that cannot be had, it starts small */
+		if (!e->msgs && e->cfg.msgs_reserve >= 1024 * sizeof(*e->msgs) &&
+		    (e->msgs = malloc(e->cfg.msgs_reserve)) != NULL) {
+			e->msg_cap = (uint32_t)(e->cfg.msgs_reserve / sizeof(*e->msgs));
+		} else {
+			e->msg_cap = e->msg_cap ? e->msg_cap * 2 : 1024;
+			e->msgs = sn_xgrow(e->msgs, e->msg_count * sizeof(*e->msgs),
+					   e->msg_cap * sizeof(*e->msgs));
+		}
 		e->msgs_populated = e->msg_count; /* the array may have moved */
 	}
 	if (e->msg_count >= e->msgs_populated) {
