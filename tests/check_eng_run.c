@@ -5,7 +5,10 @@
  * file (sharded reader). Every SIP message kept must still hold its own bytes afterwards: a
  * summary that referred to given-back memory would read zeros here. The messages also come out
  * in capture order, each once: on several cores they are merged from the workers in parts on
- * as many threads (40,000 messages make 2, 3 and 4 parts).
+ * as many threads (40,000 messages make 2, 3 and 4 parts). A mapped file's engines start their
+ * message arrays with address space for it (eng_config.msgs_reserve, set by eng_run()); given
+ * room for 1,024 messages only, the arrays grow past it, and given less than that they start
+ * small: every message still comes out, in order, with its bytes.
  */
 #include "config.h"
 
@@ -88,7 +91,8 @@ static void teardown(void)
  * copy_messages, streamed input keeps none (raw NULL) and a mapped file still refers to its
  * own.
  */
-static void run_and_check(const char *path, uint32_t cores, bool transient, bool copy)
+static void run_reserved(const char *path, uint32_t cores, bool transient, bool copy,
+			 size_t reserve)
 {
 	struct cap_reader *rd;
 	struct cap_merge *m;
@@ -104,6 +108,7 @@ static void run_and_check(const char *path, uint32_t cores, bool transient, bool
 	cfg.cores = cores;
 	cfg.eng.rtp_heuristic = true;
 	cfg.eng.copy_messages = copy;
+	cfg.eng.msgs_reserve = reserve; /* 0: eng_run() chooses */
 	r = eng_run(m, &cfg, NULL, NULL);
 	ck_assert_uint_eq(r->msg_count, MSGS);
 	for (uint32_t i = 1; i < r->msg_count; i++) {
@@ -137,6 +142,11 @@ static void run_and_check(const char *path, uint32_t cores, bool transient, bool
 	ck_assert_uint_eq(seen_last, 1);
 	eng_result_free(r);
 	cap_merge_free(m);
+}
+
+static void run_and_check(const char *path, uint32_t cores, bool transient, bool copy)
+{
+	run_reserved(path, cores, transient, copy, 0);
 }
 
 START_TEST(gzip_one_core)
@@ -175,6 +185,26 @@ START_TEST(gzip_no_copies)
 }
 END_TEST
 
+START_TEST(mapped_one_core)
+{
+	run_and_check(plain_path, 1, false, false);
+}
+END_TEST
+
+START_TEST(mapped_past_reservation)
+{
+	run_reserved(plain_path, 1, false, false, 1024 * sizeof(struct eng_msg));
+	run_reserved(plain_path, 2, false, false, 1024 * sizeof(struct eng_msg));
+}
+END_TEST
+
+START_TEST(mapped_reservation_too_small)
+{
+	run_reserved(plain_path, 1, false, false, 1023 * sizeof(struct eng_msg));
+	run_reserved(plain_path, 2, false, false, 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("eng_run");
@@ -190,6 +220,9 @@ int main(void)
 	tcase_add_test(tc, mapped_sharded);
 	tcase_add_test(tc, mapped_sharded_four);
 	tcase_add_test(tc, gzip_no_copies);
+	tcase_add_test(tc, mapped_one_core);
+	tcase_add_test(tc, mapped_past_reservation);
+	tcase_add_test(tc, mapped_reservation_too_small);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
