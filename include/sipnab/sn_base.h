@@ -187,6 +187,26 @@ char *sn_slice_dup(struct sn_slice s);
 #define SN_MIN(a, b)     ((a) < (b) ? (a) : (b))
 #define SN_MAX(a, b)     ((a) > (b) ? (a) : (b))
 
+/**
+ * For an array of @p cap entries of @p size bytes filled entry by entry, entry @p count about
+ * to be written, and entries [0, *populated) already written or faulted in: once count reaches
+ * *populated, fault in the next stretch in one call (sn_mem_populate()) instead of a page fault
+ * per page. The stretch is as long as what is filled already, at least @p min_step and at most
+ * @p max_step entries: an array with few entries commits little, and the unused end of a
+ * doubled array stays unallocated. Set *populated to the count whenever the array moves.
+ */
+static inline void sn_mem_populate_ahead(void *array, size_t size, uint32_t count, uint32_t cap,
+					 uint32_t min_step, uint32_t max_step,
+					 uint32_t *populated)
+{
+	if (count >= *populated) {
+		uint32_t upto = SN_MIN(cap, count + SN_MIN(SN_MAX(count, min_step), max_step));
+
+		sn_mem_populate((char *)array + (size_t)count * size, (size_t)(upto - count) * size);
+		*populated = upto;
+	}
+}
+
 /* Big-endian and little-endian loads from unaligned bytes. */
 static inline uint16_t sn_be16(const uint8_t *p)
 {

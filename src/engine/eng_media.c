@@ -154,17 +154,11 @@ static struct eng_flow *flow_get(struct eng *e, const struct cap_packet *pkt, ui
 				    e->flow_cap * sizeof(*e->flows));
 		e->flows_populated = e->flow_count; /* the array may have moved */
 	}
-	if (e->flow_count >= e->flows_populated) {
-		/* as eng_msg_record() does for the messages: the next stretch of the array in one
-		 * call, not a page fault every 9.7 flows (424 bytes each). The 2,000-call sweep
-		 * capture's 4,000 flows took about 390 faults a run */
-		uint32_t step = SN_MIN(SN_MAX(e->flow_count, 16u), FLOWS_POPULATE_STEP);
-		uint32_t upto = SN_MIN(e->flow_cap, e->flow_count + step);
-
-		sn_mem_populate(&e->flows[e->flow_count],
-				(size_t)(upto - e->flow_count) * sizeof(*e->flows));
-		e->flows_populated = upto;
-	}
+	/* as for the messages: the next stretch of the array in one call, not a page fault every
+	 * 9.7 flows (424 bytes each; the 2,000-call sweep capture's 4,000 flows took about 390
+	 * faults a run) */
+	sn_mem_populate_ahead(e->flows, sizeof(*e->flows), e->flow_count, e->flow_cap, 16u,
+			      FLOWS_POPULATE_STEP, &e->flows_populated);
 	f = &e->flows[e->flow_count];
 	memset(f, 0, sizeof(*f));
 	f->key.src = pkt->src;

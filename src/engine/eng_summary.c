@@ -440,19 +440,10 @@ void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packe
 		}
 		e->msgs_populated = e->msg_count; /* the array may have moved */
 	}
-	if (e->msg_count >= e->msgs_populated) {
-		/* the array is filled message by message: fault in the next stretch of it in
-		 * one call instead of a page fault every 19 messages (a fault costs a few µs in a
-		 * VM). The stretch is as long as what is filled already, up to ~860 KiB: an
-		 * engine with few messages (many cores) commits little, and the unused end of a
-		 * doubled array stays unallocated */
-		uint32_t step = SN_MIN(SN_MAX(e->msg_count, 64u), MSGS_POPULATE_STEP);
-		uint32_t upto = SN_MIN(e->msg_cap, e->msg_count + step);
-
-		sn_mem_populate(&e->msgs[e->msg_count],
-				(size_t)(upto - e->msg_count) * sizeof(*e->msgs));
-		e->msgs_populated = upto;
-	}
+	/* the array is filled message by message: its next stretch (up to ~860 KiB) is faulted
+	 * in with one call instead of a page fault every 19 messages */
+	sn_mem_populate_ahead(e->msgs, sizeof(*e->msgs), e->msg_count, e->msg_cap, 64u,
+			      MSGS_POPULATE_STEP, &e->msgs_populated);
 	m = &e->msgs[e->msg_count];
 	memset(m, 0, sizeof(*m));
 	m->ts_ns = pkt->ts_ns;
