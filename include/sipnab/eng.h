@@ -63,8 +63,8 @@ struct eng_config {
 				      * new one instead of dropping the new one */
 	uint32_t call_max_msgs;      /* messages kept per Call-ID; 0 = default (10,000) */
 	size_t msgs_reserve;         /* bytes of address space the message array starts with, so
-				      * that it seldom moves (eng_summary.c); 0 = it grows from
-				      * 1,024 messages */
+				      * that it seldom moves; less than 1,024 messages' worth: it
+				      * grows from 1,024. eng_run() chooses it when 0 (eng_run.c) */
 	bool copy_messages;          /* keep a copy of every SIP message's bytes that the input
 				      * does not keep (reassembled TCP/WebSocket/fragments, and all
 				      * of streamed gzip or pipe input), for views that show them;
