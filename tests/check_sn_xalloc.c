@@ -7,12 +7,15 @@
  * with one call (sn_mem_populate(), which this file replaces to watch it) only while that part
  * is under the limit set with sn_xgrow_copy_max(); sn_xmalloc_full() and sn_xcalloc_full()
  * fault in a block of 8 KiB or more in one call, and sn_xcalloc_full()'s is zero whatever
- * that call leaves in it.
+ * that call leaves in it. Those three and sn_malloc_huge() ask for huge pages
+ * (MADV_HUGEPAGE) for exactly the whole huge pages a block covers, and for none in a block
+ * smaller than one: read back from the mappings' flags in /proc/self/smaps ("hg").
  */
 #include "config.h"
 
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -220,6 +223,112 @@ START_TEST(test_calloc_realloc_keep_contents)
 }
 END_TEST
 
+/* The kernel's huge page size, or 0 when it has none (the huge-page tests then check nothing
+ * but that the blocks work). */
+static size_t huge_size(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+	unsigned long long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1) {
+			v = 0;
+		}
+		fclose(f);
+	}
+	return (size_t)v;
+}
+
+/* Whether the mapping holding address @p a was advised huge (VmFlags "hg" in smaps). */
+static bool advised_huge(const void *a)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool inside = false, hg = false, found = false;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+
+		if (sscanf(line, "%llx-%llx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			inside = (uintptr_t)a >= lo && (uintptr_t)a < hi;
+		} else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+			found = true;
+			hg = strstr(line, " hg") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	ck_assert_msg(found, "no mapping holds %p", a);
+	return hg;
+}
+
+/* A block [p, p + n) of huge pages size @p huge: its whole huge pages advised, the rest not. */
+static void check_huge_block(const unsigned char *p, size_t n, size_t huge)
+{
+	uintptr_t a = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
+	uintptr_t b = ((uintptr_t)p + n) & ~(uintptr_t)(huge - 1);
+
+	ck_assert_uint_gt(b, a);
+	ck_assert(advised_huge((const void *)a));
+	ck_assert(advised_huge((const void *)(b - 1)));
+	if ((uintptr_t)p < a) {
+		ck_assert(!advised_huge(p));
+	}
+	if ((uintptr_t)p + n > b) {
+		ck_assert(!advised_huge(p + n - 1));
+	}
+}
+
+START_TEST(test_big_blocks_advised_huge)
+{
+	size_t huge = huge_size();
+	size_t n = huge ? 3 * huge + 4096 : (size_t)8 << 20;
+	unsigned char *small, *m, *c, *g, *r;
+
+	/* smaller than a huge page: none asked for, though it is faulted in */
+	small = sn_xmalloc_full(huge ? huge - 4096 : 65536);
+	if (huge) {
+		ck_assert(!advised_huge(small));
+	}
+	m = sn_xmalloc_full(n);
+	c = sn_xcalloc_full(n / 8, 8);
+	r = sn_malloc_huge(n);
+	ck_assert_ptr_nonnull(r);
+	/* sn_xgrow() both ways: realloc() past the copy limit, a copy under it */
+	g = sn_xgrow(NULL, 0, 4096);
+	memset(g, 9, 4096);
+	g = sn_xgrow(g, 4096, n);
+	for (size_t i = 0; i < 4096; i++) {
+		ck_assert_uint_eq(g[i], 9);
+	}
+	memset(m, 1, n);
+	memset(r, 2, n);
+	memset(g, 3, n);
+	if (huge) {
+		check_huge_block(m, n, huge);
+		check_huge_block(c, n / 8 * 8, huge);
+		check_huge_block(r, n, huge);
+		check_huge_block(g, n, huge);
+	}
+	free(g);
+	sn_xgrow_copy_max((size_t)64 << 20);
+	g = sn_xgrow(NULL, 0, 4096);
+	memset(g, 5, 4096);
+	g = sn_xgrow(g, 4096, n);
+	ck_assert_uint_eq(g[4095], 5);
+	if (huge) {
+		check_huge_block(g, n, huge);
+	}
+	sn_xgrow_copy_max(0);
+	free(g);
+	free(r);
+	free(c);
+	free(m);
+	free(small);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sn_xalloc");
@@ -236,6 +345,7 @@ int main(void)
 	tcase_add_test(tc, test_grow_edges);
 	tcase_add_test(tc, test_full_populated_and_zeroed);
 	tcase_add_test_raise_signal(tc, test_full_overflow_aborts, SIGABRT);
+	tcase_add_test(tc, test_big_blocks_advised_huge);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -171,9 +171,14 @@ void *sn_xgrow(void *p, size_t used, size_t n);
 /** The limit of sn_xgrow(): the top pad that mallopt(M_TOP_PAD) gave the threads' heaps. */
 void sn_xgrow_copy_max(size_t bytes);
 /** sn_xmalloc() and sn_xcalloc() for an array that the caller is about to fill whole: its
- *  pages are faulted in with one call (sn_mem_populate()) rather than one fault each. */
+ *  pages are faulted in with one call (sn_mem_populate()) rather than one fault each.
+ *  sn_xgrow(), sn_xmalloc_full() and sn_xcalloc_full() ask for huge pages (MADV_HUGEPAGE)
+ *  for the whole huge pages that the block covers (sn_xalloc.c). */
 void *sn_xmalloc_full(size_t n);
 void *sn_xcalloc_full(size_t count, size_t size);
+/** malloc() (NULL on failure: for a reservation that has a fallback) with huge pages asked
+ *  for, as sn_xmalloc_full() does, without faulting anything in. */
+void *sn_malloc_huge(size_t n);
 /** Zeroed, starting on a cache line and a whole number of lines long: for what one thread
  *  writes often while another thread writes beside it (freed with free()). */
 void *sn_xcalloc_lines(size_t count, size_t size);

@@ -431,7 +431,7 @@ void eng_msg_record(struct eng *e, enum eng_transport tr, const struct cap_packe
 		/* the array starts with cfg.msgs_reserve of address space (see eng_run.c); if
 		 * that cannot be had, it starts small */
 		if (!e->msgs && e->cfg.msgs_reserve >= 1024 * sizeof(*e->msgs) &&
-		    (e->msgs = malloc(e->cfg.msgs_reserve)) != NULL) {
+		    (e->msgs = sn_malloc_huge(e->cfg.msgs_reserve)) != NULL) {
 			e->msg_cap = (uint32_t)(e->cfg.msgs_reserve / sizeof(*e->msgs));
 		} else {
 			e->msg_cap = e->msg_cap ? e->msg_cap * 2 : 1024;
