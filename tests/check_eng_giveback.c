@@ -93,17 +93,12 @@ static size_t make_record(uint8_t *buf, uint32_t f, uint32_t k)
 
 static void setup(void)
 {
-	uint8_t hdr[UDP_PCAP_HDR], rec[512];
+	uint8_t rec[512];
 	FILE *out;
-	int fd;
 
 	strcpy(path, "/tmp/check_eng_giveback.XXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	out = fdopen(fd, "wb");
+	out = udp_pcap_create(path);
 	ck_assert_ptr_nonnull(out);
-	udp_pcap_header(hdr);
-	fwrite(hdr, 1, sizeof(hdr), out);
 	/* every flow's k-th packet, then the (k+1)-th: flows interleave as calls do */
 	for (uint32_t k = 0; k < PER_FLOW; k++) {
 		for (uint32_t f = 0; f < FLOWS; f++) {

@@ -8,7 +8,10 @@
  * as many threads (40,000 messages make 2, 3 and 4 parts). A mapped file's engines start their
  * message arrays with address space for it (eng_config.msgs_reserve, set by eng_run()); given
  * room for 1,024 messages only, the arrays grow past it, and given less than that they start
- * small: every message still comes out, in order, with its bytes.
+ * small: every message still comes out, in order, with its bytes. The sharded reader's record
+ * lists start as parts of one block; a capture of small records (62 bytes, far more to a chunk
+ * than a list's part holds) makes them move to blocks of their own, and every record must
+ * still reach its engine in order.
  */
 #include "config.h"
 
@@ -91,25 +94,32 @@ static void teardown(void)
  * copy_messages, streamed input keeps none (raw NULL) and a mapped file still refers to its
  * own.
  */
-static void run_reserved(const char *path, uint32_t cores, bool transient, bool copy,
-			 size_t reserve)
+/* eng_run() over the file at @p path; *m is the merge to free after the result. */
+static struct eng_result *run_file(const char *path, uint32_t cores, bool transient, bool copy,
+				   size_t reserve, struct cap_merge **m)
 {
 	struct cap_reader *rd;
-	struct cap_merge *m;
 	struct eng_run_config cfg;
-	struct eng_result *r;
 	struct sn_diag diag = {0};
-	uint32_t seen_last = 0;
 
 	ck_assert_int_eq(cap_reader_open(path, &rd, &diag), SN_OK);
 	ck_assert(cap_reader_transient(rd) == transient);
-	m = cap_merge_new(&rd, 1);
+	*m = cap_merge_new(&rd, 1);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.cores = cores;
 	cfg.eng.rtp_heuristic = true;
 	cfg.eng.copy_messages = copy;
 	cfg.eng.msgs_reserve = reserve; /* 0: eng_run() chooses */
-	r = eng_run(m, &cfg, NULL, NULL);
+	return eng_run(*m, &cfg, NULL, NULL);
+}
+
+static void run_reserved(const char *path, uint32_t cores, bool transient, bool copy,
+			 size_t reserve)
+{
+	struct cap_merge *m;
+	struct eng_result *r = run_file(path, cores, transient, copy, reserve, &m);
+	uint32_t seen_last = 0;
+
 	ck_assert_uint_eq(r->msg_count, MSGS);
 	for (uint32_t i = 1; i < r->msg_count; i++) {
 		const struct eng_msg *a = r->msgs[i - 1], *b = r->msgs[i];
@@ -205,6 +215,73 @@ START_TEST(mapped_reservation_too_small)
 }
 END_TEST
 
+/*
+ * Small records: OPTIONS i, then SMALL_PER_MSG UDP packets of 4 payload bytes between the same
+ * two hosts, for SMALL_MSGS messages; read in 64 KiB chunks, a list's part holds 256 records
+ * (2 threads) or 170 (3) where a chunk has about 800 for each thread.
+ */
+#define SMALL_MSGS    2000u
+#define SMALL_PER_MSG 40u
+
+static void run_small(const char *path, uint32_t cores, struct eng_stats *st)
+{
+	struct cap_merge *m;
+	struct eng_result *r = run_file(path, cores, false, false, 0, &m);
+
+	ck_assert_uint_eq(r->msg_count, SMALL_MSGS);
+	for (uint32_t i = 0; i < r->msg_count; i++) {
+		const struct eng_msg *msg = r->msgs[i];
+		char want[64];
+
+		snprintf(want, sizeof(want), "Call-ID: opt-%u@10.0.0.1\r\n", i);
+		ck_assert_msg(i == 0 || r->msgs[i - 1]->offset < msg->offset,
+			      "message %u out of order", i);
+		ck_assert_msg(msg->raw && memmem(msg->raw, msg->raw_len, want, strlen(want)),
+			      "message %u is not OPTIONS %u", i, i);
+	}
+	*st = r->stats;
+	eng_result_free(r);
+	cap_merge_free(m);
+}
+
+START_TEST(mapped_small_records)
+{
+	char path[64] = "/tmp/check_eng_run_s.XXXXXX";
+	uint8_t rec[1024];
+	struct eng_stats one, many;
+	FILE *f = udp_pcap_create(path);
+
+	ck_assert_ptr_nonnull(f);
+	for (uint32_t i = 0; i < SMALL_MSGS; i++) {
+		const uint8_t src[4] = {10, 0, (uint8_t)(i % 200), 1}, dst[4] = {10, 0, 0, 2};
+		size_t n = make_record(rec, i);
+
+		ck_assert_uint_eq(fwrite(rec, 1, n, f), n);
+		for (uint32_t k = 0; k < SMALL_PER_MSG; k++) {
+			n = udp_pcap_record(rec, 1767225600u + i / 100, (i % 100) * 10000u + k + 1,
+					    src, 4000, dst, 4002, "abcd", 4);
+			ck_assert_uint_eq(n, UDP_PCAP_OVERHEAD + 4);
+			ck_assert_uint_eq(fwrite(rec, 1, n, f), n);
+		}
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	run_small(path, 1, &one);
+	ck_assert_uint_eq(one.packets, SMALL_MSGS * (1 + SMALL_PER_MSG));
+	ck_assert_uint_eq(one.other_packets, SMALL_MSGS * SMALL_PER_MSG);
+	setenv("SIPNAB_SPLIT_CHUNK", "65536", 1);
+	for (uint32_t cores = 2; cores <= 3; cores++) {
+		run_small(path, cores, &many);
+		ck_assert_uint_eq(many.packets, one.packets);
+		ck_assert_uint_eq(many.bytes, one.bytes);
+		ck_assert_uint_eq(many.other_packets, one.other_packets);
+		ck_assert_uint_eq(many.sip_messages, SMALL_MSGS);
+		ck_assert_uint_eq(many.decode_errors, 0);
+	}
+	unsetenv("SIPNAB_SPLIT_CHUNK");
+	unlink(path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("eng_run");
@@ -223,6 +300,7 @@ int main(void)
 	tcase_add_test(tc, mapped_one_core);
 	tcase_add_test(tc, mapped_past_reservation);
 	tcase_add_test(tc, mapped_reservation_too_small);
+	tcase_add_test(tc, mapped_small_records);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -7,7 +7,8 @@
  * with one call (sn_mem_populate(), which this file replaces to watch it) only while that part
  * is under the limit set with sn_xgrow_copy_max(); sn_xmalloc_full() and sn_xcalloc_full()
  * fault in a block of 8 KiB or more in one call, and sn_xcalloc_full()'s is zero whatever
- * that call leaves in it. Those three and sn_malloc_huge() ask for huge pages
+ * that call leaves in it. Those three, sn_malloc_huge() and sn_xmalloc_huge() (which also
+ * aligns a block of a huge page or more to one) ask for huge pages
  * (MADV_HUGEPAGE) for exactly the whole huge pages a block covers, and for none in a block
  * smaller than one: read back from the mappings' flags in /proc/self/smaps ("hg").
  */
@@ -326,6 +327,18 @@ START_TEST(test_big_blocks_advised_huge)
 	free(c);
 	free(m);
 	free(small);
+	/* sn_xmalloc_huge(): a block of whole huge pages starts on one and all are advised */
+	g = sn_xmalloc_huge(huge ? 2 * huge : 4096);
+	memset(g, 4, huge ? 2 * huge : 4096);
+	if (huge) {
+		ck_assert_uint_eq((uintptr_t)g % huge, 0);
+		ck_assert(advised_huge(g));
+		ck_assert(advised_huge(g + 2 * huge - 1));
+	}
+	free(g);
+	g = sn_xmalloc_huge(100);
+	memset(g, 4, 100);
+	free(g);
 }
 END_TEST
 

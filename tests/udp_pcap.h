@@ -7,6 +7,8 @@
 #define SIPNAB_TESTS_UDP_PCAP_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define UDP_PCAP_HDR 24u              /* the file header */
@@ -69,6 +71,24 @@ static inline size_t udp_pcap_record(uint8_t *buf, uint32_t sec, uint32_t usec,
 	udp_pcap_put32(buf + 8, 14 + ip_len);
 	udp_pcap_put32(buf + 12, 14 + ip_len);
 	return 16 + 14 + ip_len;
+}
+
+/* Create a capture file named from the mkstemp() template @p path (rewritten with the name)
+ * and write its header: the stream to write records to, or NULL. */
+static inline FILE *udp_pcap_create(char *path)
+{
+	uint8_t hdr[UDP_PCAP_HDR];
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+
+	if (f) {
+		udp_pcap_header(hdr);
+		if (fwrite(hdr, 1, sizeof(hdr), f) != sizeof(hdr)) {
+			fclose(f);
+			return NULL;
+		}
+	}
+	return f;
 }
 
 #endif

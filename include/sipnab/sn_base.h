@@ -179,6 +179,9 @@ void *sn_xcalloc_full(size_t count, size_t size);
 /** malloc() (NULL on failure: for a reservation that has a fallback) with huge pages asked
  *  for, as sn_xmalloc_full() does, without faulting anything in. */
 void *sn_malloc_huge(size_t n);
+/** sn_xmalloc() for a big block filled as it goes: one of a huge page or more starts on a huge
+ *  page boundary, and its whole huge pages are asked for (freed with free()). */
+void *sn_xmalloc_huge(size_t n);
 /** Zeroed, starting on a cache line and a whole number of lines long: for what one thread
  *  writes often while another thread writes beside it (freed with free()). */
 void *sn_xcalloc_lines(size_t count, size_t size);

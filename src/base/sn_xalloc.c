@@ -137,6 +137,22 @@ void *sn_malloc_huge(size_t n)
 	return p;
 }
 
+void *sn_xmalloc_huge(size_t n)
+{
+	size_t huge = huge_page_size();
+	void *p;
+
+	if (!huge || n < huge) {
+		return sn_xmalloc(n);
+	}
+	/* aligned, so that a block of k huge pages covers k whole ones */
+	if (posix_memalign(&p, huge, n) != 0) {
+		oom(n);
+	}
+	huge_advise(p, n);
+	return p;
+}
+
 /*
  * A thread's heap is grown by its top pad (4 MiB at two threads: tune_malloc() in main.c), and
  * glibc carves an allocation out of that top before it would mmap() it: an array under the
