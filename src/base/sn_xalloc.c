@@ -7,6 +7,9 @@
 #include "sipnab/sn_base.h"
 
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,11 +73,11 @@ void *sn_xrealloc(void *p, size_t n)
  * MADV_POPULATE_WRITE), and a whole 2 MiB page 0.13-0.6 ms: 25-90 times less per byte. The
  * arrays that the engine and the result build fill whole (the message reservation, arrays
  * grown by sn_xgrow(), sn_xmalloc_full() and sn_xcalloc_full()) are asked to be in huge pages
- * where they cover whole ones. c5k took 0.853-0.884 of the time at --cores 1 and 0.905-0.929
+ * (huge_advise()). c5k took 0.853-0.884 of the time at --cores 1 and 0.905-0.929
  * at 2 (plain builds, bench/ab.sh, 21 rounds, twice), with peak RSS 21.2 -> 21.6 MiB at one
  * core and 21.4-22.6 -> 25.8-26.1 MiB at two (most of c5k's first writes are to the message
- * arrays); at 20,000 calls 86.8 -> 87.9 and 86.9 -> 91.8 MiB. Smaller arrays, and the ends
- * of a big one, keep small pages: an array never holds a huge page it does not reach into.
+ * arrays); at 20,000 calls 86.8 -> 87.9 and 86.9 -> 91.8 MiB. Smaller arrays keep small
+ * pages, and so do the ends of a big one that fill no whole aligned huge page.
  * The advice is a no-op where the kernel has no huge pages (THP "never", or none at all).
  */
 #ifndef MADV_HUGEPAGE
@@ -111,20 +114,32 @@ static size_t huge_page_size(void)
 	return size;
 }
 
-/* Ask for huge pages for the whole huge pages inside [p, p + n). */
+/*
+ * Ask for huge pages for the block at @p p, of which @p n bytes were asked for: every page from
+ * p's to the end of the block as the allocator made it (malloc_usable_size()). A block of its
+ * own (mmap()) is thus advised as one mapping, not split into three: realloc() moves such a
+ * block with mremap(), which fails across mappings, and glibc then copies it instead (advising
+ * only the whole huge pages inside made the flows array of the 20,000-call capture take 5,900
+ * page faults at --cores 1). The kernel puts huge pages only where whole aligned ones fit; in a
+ * heap the pages at the edges may hold neighbours, for which the advice changes nothing but
+ * where huge pages may go.
+ */
 static void huge_advise(void *p, size_t n)
 {
 	size_t huge = huge_page_size();
+	long ps = sysconf(_SC_PAGESIZE);
+	uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
 	uintptr_t a, b;
 
 	if (!huge || n < huge) {
 		return;
 	}
-	a = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
-	b = ((uintptr_t)p + n) & ~(uintptr_t)(huge - 1);
-	if (b > a) {
-		(void)madvise((void *)a, b - a, MADV_HUGEPAGE);
-	}
+#ifdef __GLIBC__
+	n = SN_MAX(n, malloc_usable_size(p));
+#endif
+	a = (uintptr_t)p & ~(page - 1);
+	b = ((uintptr_t)p + n + page - 1) & ~(page - 1);
+	(void)madvise((void *)a, b - a, MADV_HUGEPAGE);
 }
 
 void *sn_malloc_huge(size_t n)
