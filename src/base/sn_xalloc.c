@@ -80,8 +80,8 @@ void *sn_xrealloc(void *p, size_t n)
  * pages, and so do the ends of a big one that fill no whole aligned huge page.
  * The advice is a no-op where the kernel has no huge pages (THP "never", or none at all).
  */
-#ifndef MADV_HUGEPAGE
-#define MADV_HUGEPAGE 14
+#if !defined(MADV_HUGEPAGE) && defined(__linux__)
+#define MADV_HUGEPAGE 14 /* Linux's value, for C libraries that lack it */
 #endif
 
 /* The huge page size (PMD), from sysfs once; 0 when the kernel says none. */
@@ -139,7 +139,12 @@ static void huge_advise(void *p, size_t n)
 #endif
 	a = (uintptr_t)p & ~(page - 1);
 	b = ((uintptr_t)p + n + page - 1) & ~(page - 1);
+#ifdef MADV_HUGEPAGE
 	(void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+#else
+	(void)a;
+	(void)b;
+#endif
 }
 
 void *sn_malloc_huge(size_t n)

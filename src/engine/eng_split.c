@@ -52,6 +52,11 @@
 #define SPLIT_BUCKETS 65536u     /* host-pair buckets, dealt out to the threads */
 #define SPLIT_UNOWNED 0xffffu
 #define SPLIT_DEAL_BYTES (2u << 20) /* buckets dealt from this much of the file's start */
+/* The record lists' shared block (struct split, list_mem) at most: sets past it start their
+ * lists empty. The block's size grows with the square of the thread count (the sets with n,
+ * each set's lists with n): uncapped, 99 MiB at 128 threads, where the lists it replaces
+ * cost only what they held (review of 4ae7c7b). */
+#define SPLIT_LIST_MEM_MAX ((size_t)8 << 20)
 
 enum slot_state {
 	SLOT_FREE,     /* not in use */
@@ -112,15 +117,16 @@ struct split {
 	/*
 	 * The lists' records: list_cap for each of the n lists of each of the list_sets sets, set k
 	 * taken when the k-th set is first made (claim()); a list that outgrows its part moves to
-	 * a block of its own (list_push()). One block in huge pages (sn_xmalloc_huge(): 4.5 MiB
-	 * at two threads) instead of one each: the lists took about 230 of the 2,000-call
+	 * a block of its own (list_push()), and the lists of the sets past list_sets start empty
+	 * and get blocks of their own. One block in huge pages (sn_xmalloc_huge(): 4.5 MiB at two
+	 * threads, at most SPLIT_LIST_MEM_MAX) instead of one each: the lists took about 230 of the 2,000-call
 	 * capture's 614 page faults at --cores 2, 320 of c5k's 680, at about 12 µs each on the
 	 * development VM. At two cores c5k took 0.963-0.989 of the time and the 2,000-call
 	 * capture 0.967-0.990 (bench/ab.sh, 21-31 rounds, three times), for 1.8-3.8 MiB more
 	 * peak RSS.
 	 */
 	struct cap_record *list_mem;
-	uint32_t list_sets; /* sets it has room for: min(nslots, chunks) */
+	uint32_t list_sets; /* sets it has room for: min(nslots, chunks), within the cap */
 	uint32_t nsets;     /* sets made */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -456,6 +462,7 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 {
 	struct split sp = {0};
 	struct split_thread *t;
+	uint64_t set_bytes;
 	uint64_t unpinned;
 
 	sp.tmpl = cap_reader_split_begin(rd, &sp.first, &sp.end);
@@ -475,9 +482,14 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	sp.chunks = sp.end > sp.first ? (sp.end - sp.base + sp.chunk - 1) / sp.chunk : 1;
 	/* a file shorter than a chunk needs lists for what it holds, and as many sets as chunks */
 	sp.list_cap = (uint32_t)SN_MAX((size_t)64, SN_MIN(sp.chunk, sp.end - sp.first) / 128 / n);
-	sp.list_sets = (uint32_t)SN_MIN((uint64_t)sp.nslots, sp.chunks);
-	sp.list_mem = sn_xmalloc_huge((size_t)sp.list_sets * n * sp.list_cap *
-				      sizeof(*sp.list_mem));
+	/* counted in 64 bits (SIPNAB_SPLIT_CHUNK may make list_cap up to 2^25); the block itself
+	 * is at most SPLIT_LIST_MEM_MAX */
+	set_bytes = (uint64_t)n * sp.list_cap * sizeof(*sp.list_mem);
+	sp.list_sets = (uint32_t)SN_MIN(SN_MIN((uint64_t)sp.nslots, sp.chunks),
+					SPLIT_LIST_MEM_MAX / set_bytes);
+	if (sp.list_sets) {
+		sp.list_mem = sn_xmalloc_huge((size_t)(sp.list_sets * set_bytes));
+	}
 	deal_buckets(&sp);
 	sp.slots = sn_xcalloc(sp.nslots, sizeof(*sp.slots));
 	for (uint32_t i = 0; i < sp.nslots; i++) {
