@@ -2,7 +2,7 @@
 # bench/ab.sh - two sipnab binaries against each other on one capture: the comparison to make
 # for a change (two commits, or two builds of one commit such as a plain one and `make pgo`).
 #
-# usage: bench/ab.sh BIN_A BIN_B PCAP PACKETS [--cores 1] [--runs 21] [--keep-cache]
+# usage: bench/ab.sh BIN_A BIN_B PCAP PACKETS [--cores 1] [--runs 21] [--keep-cache] [--huge-folios]
 #
 # One discarded warm-up of each, then RUNS rounds of one timed run of each (interleaved, the
 # order swapped every other round: bench_run_rows in lib.sh) of
@@ -19,7 +19,7 @@
 
 usage() {
 	cat >&2 <<'EOF'
-usage: bench/ab.sh BIN_A BIN_B PCAP PACKETS [--cores 1] [--runs 21] [--keep-cache]
+usage: bench/ab.sh BIN_A BIN_B PCAP PACKETS [--cores 1] [--runs 21] [--keep-cache] [--huge-folios]
   BIN_A, BIN_B  the sipnab binaries to compare (A is the reference)
   PCAP          capture file (e.g. /tmp/c5k.pcap from: python3 bench/carrier.py --calls 5000 --out /tmp/c5k.pcap)
   PACKETS       packets in PCAP (107 per carrier.py call: 535000 for --calls 5000)
@@ -27,6 +27,8 @@ usage: bench/ab.sh BIN_A BIN_B PCAP PACKETS [--cores 1] [--runs 21] [--keep-cach
   --runs N      timed runs of each binary after one warm-up (default 21)
   --keep-cache  measure PCAP as the page cache holds it, instead of reading it back from disk
                 first (see bench_cache_file in bench/lib.sh)
+  --huge-folios read it back through a mapping advised MADV_HUGEPAGE instead of with cat, as
+                sipnab's own first read of a file leaves it (2 MiB folios from the start)
 EOF
 	exit 2
 }
@@ -45,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--runs) [ $# -ge 2 ] || bench_die "--runs needs a value" 2; RUNS=$2; shift 2 ;;
 	--runs=*) RUNS=${1#*=}; shift ;;
 	--keep-cache) BENCH_KEEP_CACHE=1; shift ;;
+	--huge-folios) BENCH_HUGE_FOLIOS=1; shift ;;
 	-h | --help) usage ;;
 	--) shift; POS+=("$@"); break ;;
 	-*) echo "ab.sh: unknown option '$1'" >&2; usage ;;

@@ -2,7 +2,7 @@
 # bench/compare.sh - sipnab against its peers (sngrep, sipgrep, tshark, voipmonitor) and
 # libpcap's bare read loop (bench/floor.c) on the same capture, by the same method.
 #
-# usage: bench/compare.sh BIN PCAP PACKETS [--runs 5] [--tshark-runs 3] [--keep-cache]
+# usage: bench/compare.sh BIN PCAP PACKETS [--runs 5] [--tshark-runs 3] [--keep-cache] [--huge-folios]
 #
 # Every tool: one discarded warm-up run, then RUNS rounds of one timed run per tool, interleaved
 # (tshark: its first --tshark-runs rounds); stdin </dev/null, stdout >/dev/null; wall seconds
@@ -13,7 +13,7 @@
 
 usage() {
 	cat >&2 <<'EOF'
-usage: bench/compare.sh BIN PCAP PACKETS [--runs 5] [--tshark-runs 3] [--keep-cache]
+usage: bench/compare.sh BIN PCAP PACKETS [--runs 5] [--tshark-runs 3] [--keep-cache] [--huge-folios]
   BIN      sipnab binary (e.g. build/sipnab); bench/floor.c is compiled against BIN's directory
   PCAP     capture file (e.g. /tmp/c5k.pcap from: python3 bench/carrier.py --calls 5000 --out /tmp/c5k.pcap)
   PACKETS  packets in PCAP (107 per carrier.py call: 535000 for --calls 5000)
@@ -21,6 +21,8 @@ usage: bench/compare.sh BIN PCAP PACKETS [--runs 5] [--tshark-runs 3] [--keep-ca
   --tshark-runs N  timed runs for tshark, which is slow (default 3, or --runs if smaller)
   --keep-cache     measure PCAP as the page cache holds it, instead of reading it back from
                    disk first (see bench_cache_file in bench/lib.sh)
+  --huge-folios    read it back through a mapping advised MADV_HUGEPAGE instead of with cat,
+                   as sipnab's own first read of a file leaves it (2 MiB folios from the start)
 EOF
 	exit 2
 }
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
 	--tshark-runs) [ $# -ge 2 ] || bench_die "--tshark-runs needs a value" 2; TRUNS=$2; shift 2 ;;
 	--tshark-runs=*) TRUNS=${1#*=}; shift ;;
 	--keep-cache) BENCH_KEEP_CACHE=1; shift ;;
+	--huge-folios) BENCH_HUGE_FOLIOS=1; shift ;;
 	-h | --help) usage ;;
 	--) shift; POS+=("$@"); break ;;
 	-*) echo "compare.sh: unknown option '$1'" >&2; usage ;;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/scaling.sh - sipnab's speed and memory against its worker count.
 #
-# usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5] [--keep-cache] [--no-pair]
+# usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5] [--keep-cache] [--huge-folios] [--no-pair]
 #
 # For each core count one discarded warm-up run, then RUNS rounds of one timed run per core
 # count (interleaved, so a slow period of a shared machine hits every row alike) of
@@ -21,7 +21,7 @@
 
 usage() {
 	cat >&2 <<'EOF'
-usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5] [--keep-cache] [--no-pair]
+usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5] [--keep-cache] [--huge-folios] [--no-pair]
   BIN      sipnab binary (e.g. build/sipnab)
   PCAP     capture file (e.g. /tmp/c5k.pcap from: python3 bench/carrier.py --calls 5000 --out /tmp/c5k.pcap)
   PACKETS  packets in PCAP (107 per carrier.py call: 535000 for --calls 5000)
@@ -29,6 +29,8 @@ usage: bench/scaling.sh BIN PCAP PACKETS [--cores 1,2,4,8] [--runs 5] [--keep-ca
   --runs N      timed runs per core count after one warm-up; medians are reported (default 5)
   --keep-cache  measure PCAP as the page cache holds it, instead of reading it back from disk
                 first (see bench_cache_file in bench/lib.sh)
+  --huge-folios read it back through a mapping advised MADV_HUGEPAGE instead of with cat, as
+                sipnab's own first read of a file leaves it (2 MiB folios from the start)
   --no-pair     leave out the row of two --cores 1 runs at once (the machine's ceiling for
                 two independent runs; measured when 1 is in --cores and nproc >= 2)
 EOF
@@ -50,6 +52,7 @@ while [ $# -gt 0 ]; do
 	--runs) [ $# -ge 2 ] || bench_die "--runs needs a value" 2; RUNS=$2; shift 2 ;;
 	--runs=*) RUNS=${1#*=}; shift ;;
 	--keep-cache) BENCH_KEEP_CACHE=1; shift ;;
+	--huge-folios) BENCH_HUGE_FOLIOS=1; shift ;;
 	--no-pair) PAIR=0; shift ;;
 	-h | --help) usage ;;
 	--) shift; POS+=("$@"); break ;;

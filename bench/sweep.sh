@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/sweep.sh - sipnab's throughput and memory against the size of the capture.
 #
-# usage: bench/sweep.sh BIN [--runs 3] [--calls 500,2000,8000,20000] [--dir /tmp/sipnab-sweep] [--keep-cache]
+# usage: bench/sweep.sh BIN [--runs 3] [--calls 500,2000,8000,20000] [--dir /tmp/sipnab-sweep] [--keep-cache] [--huge-folios]
 #
 # For each call count N, a capture with one Call-ID and one RTP stream pair per call is generated
 # once (cached in --dir) by
@@ -17,13 +17,15 @@
 
 usage() {
 	cat >&2 <<'EOF'
-usage: bench/sweep.sh BIN [--runs 3] [--calls 500,2000,8000,20000] [--dir /tmp/sipnab-sweep] [--keep-cache]
+usage: bench/sweep.sh BIN [--runs 3] [--calls 500,2000,8000,20000] [--dir /tmp/sipnab-sweep] [--keep-cache] [--huge-folios]
   BIN          sipnab binary (e.g. build/sipnab)
   --runs N     timed runs per row after one warm-up; medians are reported (default 3)
   --calls LIST comma-separated call counts; each capture has 107 packets per call (default 500,2000,8000,20000)
   --dir DIR    where the generated captures are cached (default /tmp/sipnab-sweep; 20000 calls = 525 MB)
   --keep-cache measure each capture as the page cache holds it, instead of reading it back
                from disk first (see bench_cache_file in bench/lib.sh)
+  --huge-folios read each back through a mapping advised MADV_HUGEPAGE instead of with cat, as
+               sipnab's own first read of a file leaves it (2 MiB folios from the start)
 EOF
 	exit 2
 }
@@ -45,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--dir) [ $# -ge 2 ] || bench_die "--dir needs a value" 2; DIR=$2; shift 2 ;;
 	--dir=*) DIR=${1#*=}; shift ;;
 	--keep-cache) BENCH_KEEP_CACHE=1; shift ;;
+	--huge-folios) BENCH_HUGE_FOLIOS=1; shift ;;
 	-h | --help) usage ;;
 	--) shift; POS+=("$@"); break ;;
 	-*) echo "sweep.sh: unknown option '$1'" >&2; usage ;;
@@ -101,7 +104,11 @@ echo "  after wait4()), peak RSS from wait4()'s rusage; medians over the runs"
 if [ "${BENCH_KEEP_CACHE:-0}" = 1 ]; then
 	echo "- page cache: each capture as the page cache held it (--keep-cache)"
 else
-	echo "- page cache: each capture read back from disk before the warm-ups (sync; dd iflag=nocache count=0; cat)"
+	if [ "${BENCH_HUGE_FOLIOS:-0}" = 1 ]; then
+		echo "- page cache: each capture read back from disk before the warm-ups through a mapping (sync; dd iflag=nocache count=0; python3 mmap with MADV_HUGEPAGE, --huge-folios)"
+	else
+		echo "- page cache: each capture read back from disk before the warm-ups (sync; dd iflag=nocache count=0; cat)"
+	fi
 fi
 echo "- commands (stdin </dev/null, stdout >/dev/null), for each FILE and C in {${CORESET// /,}}:"
 echo "      runone OUTFILE $(bench_quote "$BIN") -N -I FILE --report=json --cores C > /dev/null"

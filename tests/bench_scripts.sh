@@ -133,6 +133,14 @@ expect_eq "scaling.sh, wrong PACKETS: warning" \
 expect_eq "scaling.sh --keep-cache: page cache" \
 	"$(grep -c '^- page cache: as the page cache held it (--keep-cache)' "$TMPD/keep.md")" 1
 
+# --huge-folios reads the capture back through a mapping, and says so
+bash "$B/scaling.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" 2140 --cores 1 --runs 1 --no-pair \
+	--huge-folios >"$TMPD/huge.md" 2>"$TMPD/huge.err"
+expect_eq "scaling.sh --huge-folios: exit status" "$?" 0
+expect_eq "scaling.sh --huge-folios: page cache" \
+	"$(grep -c '^- page cache: read back from disk through a mapping .*--huge-folios' "$TMPD/huge.md")" 1
+expect_eq "scaling.sh --huge-folios: a row" "$(rows "$TMPD/huge.md" | cut -d'|' -f2 | tr -d ' ')" 1
+
 # bad arguments: exit 2 with the usage
 bash "$B/scaling.sh" "$SIPNAB_BIN" "$TMPD/c20.pcap" >/dev/null 2>"$TMPD/bad.err"
 expect_eq "scaling.sh without PACKETS: exit status" "$?" 2
