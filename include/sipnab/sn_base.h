@@ -62,6 +62,9 @@ static inline char *sn_u64_digits(uint64_t v, char *end)
 	return end;
 }
 
+/** The system's page size (sysconf(), read once; 4096 if it does not say). */
+size_t sn_page_size(void);
+
 /**
  * Give the whole pages inside [p, p + n) back to the kernel (MADV_DONTNEED): memory that will
  * not be read again, such as the consumed part of an array about to be freed. They read as

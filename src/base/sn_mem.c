@@ -8,35 +8,17 @@
 
 #include "sipnab/sn_base.h"
 
-#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
 
-static uintptr_t page_size(void)
-{
-	/* any thread may be first: the cached page size is an atomic (relaxed: every thread
-	 * computes the same value) */
-	static _Atomic uintptr_t cached;
-	uintptr_t page = atomic_load_explicit(&cached, memory_order_relaxed);
-
-	if (!page) {
-		long ps = sysconf(_SC_PAGESIZE);
-
-		page = ps > 0 ? (uintptr_t)ps : 4096;
-		atomic_store_explicit(&cached, page, memory_order_relaxed);
-	}
-	return page;
-}
-
 /* The whole pages inside [p, p + n) as [*a, *b); false when there are none. */
 static bool whole_pages(const void *p, size_t n, uintptr_t *a, uintptr_t *b)
 {
-	uintptr_t page = page_size();
+	uintptr_t page = sn_page_size();
 
 	*a = ((uintptr_t)p + page - 1) & ~(page - 1);
 	*b = ((uintptr_t)p + n) & ~(page - 1);
@@ -52,7 +34,7 @@ static bool whole_pages(const void *p, size_t n, uintptr_t *a, uintptr_t *b)
  */
 void sn_mem_populate(void *p, size_t n)
 {
-	uintptr_t page = page_size();
+	uintptr_t page = sn_page_size();
 	uintptr_t a = (uintptr_t)p & ~(page - 1);
 	uintptr_t b = ((uintptr_t)p + n + page - 1) & ~(page - 1);
 

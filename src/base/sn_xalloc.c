@@ -84,6 +84,22 @@ void *sn_xrealloc(void *p, size_t n)
 #define MADV_HUGEPAGE 14 /* Linux's value, for C libraries that lack it */
 #endif
 
+size_t sn_page_size(void)
+{
+	/* any thread may be first: the cached page size is an atomic (relaxed: every thread
+	 * computes the same value) */
+	static _Atomic size_t cached;
+	size_t page = atomic_load_explicit(&cached, memory_order_relaxed);
+
+	if (!page) {
+		long ps = sysconf(_SC_PAGESIZE);
+
+		page = ps > 0 ? (size_t)ps : 4096;
+		atomic_store_explicit(&cached, page, memory_order_relaxed);
+	}
+	return page;
+}
+
 /* The huge page size (PMD), from sysfs once; 0 when the kernel says none. */
 static size_t huge_page_size(void)
 {
@@ -127,8 +143,7 @@ static size_t huge_page_size(void)
 static void huge_advise(void *p, size_t n)
 {
 	size_t huge = huge_page_size();
-	long ps = sysconf(_SC_PAGESIZE);
-	uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
+	uintptr_t page = sn_page_size();
 	uintptr_t a, b;
 
 	if (!huge || n < huge) {

@@ -1198,13 +1198,6 @@ static void cap_prefetch_ahead(struct cap_reader *r)
 	}
 }
 
-static size_t cap_page_size(void)
-{
-	long ps = sysconf(_SC_PAGESIZE);
-
-	return ps > 0 ? (size_t)ps : 4096;
-}
-
 static void cap_release_behind(struct cap_reader *r)
 {
 	size_t lag = r->release_lag ? r->release_lag : CAP_RELEASE_LAG;
@@ -1659,12 +1652,12 @@ bool cap_reader_transient(const struct cap_reader *r)
 size_t cap_reader_release_floor(const struct cap_reader *r, size_t off)
 {
 	/* gzip input gives back its inflated (anonymous) buffer, not the file's mapping */
-	return off & ~((cap_reader_mapped(r) ? (size_t)CAP_GIVE_BLOCK : cap_page_size()) - 1);
+	return off & ~((cap_reader_mapped(r) ? (size_t)CAP_GIVE_BLOCK : sn_page_size()) - 1);
 }
 
 void cap_reader_advise(const struct cap_reader *r, size_t off, size_t len, bool need)
 {
-	size_t page = cap_page_size();
+	size_t page = sn_page_size();
 	uint8_t *base = r->gz ? r->gz->region : (uint8_t *)r->map;
 	size_t limit = r->gz ? r->len : r->map_len;
 	size_t lo, hi;
