@@ -16,6 +16,15 @@ done
 
 python3 "$B/carrier.py" --calls 20 --out "$TMPD/c20.pcap" 2>/dev/null || fail "carrier.py failed"
 
+# bench/pages.c, the page costs behind BENCHMARKS.md's huge-page section: six lines with a time
+# each, on a file and 4 MiB of anonymous memory; a file it cannot read is an error
+"${CC:-cc}" -O2 -o "$TMPD/pages" "$B/pages.c" || fail "pages.c does not build"
+"$TMPD/pages" "$TMPD/c20.pcap" 4 >"$TMPD/pages.out"
+expect_eq "pages: exit status" "$?" 0
+expect_eq "pages: measurements" "$(grep -cE '^(anon|file), .* [0-9]+\.[0-9]+ ms \([0-9.]+ us per 4 KiB\)$' "$TMPD/pages.out")" 6
+"$TMPD/pages" "$TMPD/missing.pcap" >/dev/null 2>"$TMPD/pages.err"
+expect_eq "pages, missing file: exit status" "$?" 1
+
 # bench/runone.c, which every script runs each command through: its line, WALL_S MAXRSS_KIB
 # CPU_S STATUS, the command's exit status passed on, 128 + a signal, 127 when it cannot run
 "${CC:-cc}" -O2 -o "$TMPD/runone" "$B/runone.c" || fail "runone.c does not build"
