@@ -64,6 +64,8 @@ static inline char *sn_u64_digits(uint64_t v, char *end)
 
 /** The system's page size (sysconf(), read once; 4096 if it does not say). */
 size_t sn_page_size(void);
+/** The transparent huge page size (PMD, from sysfs, read once); 0 where there is none. */
+size_t sn_huge_page_size(void);
 
 /**
  * Give the whole pages inside [p, p + n) back to the kernel (MADV_DONTNEED): memory that will

@@ -101,7 +101,7 @@ size_t sn_page_size(void)
 }
 
 /* The huge page size (PMD), from sysfs once; 0 when the kernel says none. */
-static size_t huge_page_size(void)
+size_t sn_huge_page_size(void)
 {
 	/* SIZE_MAX: not read yet; any thread may be first and all read the same value */
 	static _Atomic size_t cached = SIZE_MAX;
@@ -142,7 +142,7 @@ static size_t huge_page_size(void)
  */
 static void huge_advise(void *p, size_t n)
 {
-	size_t huge = huge_page_size();
+	size_t huge = sn_huge_page_size();
 	uintptr_t page = sn_page_size();
 	uintptr_t a, b;
 
@@ -174,7 +174,7 @@ void *sn_malloc_huge(size_t n)
 
 void *sn_xmalloc_huge(size_t n)
 {
-	size_t huge = huge_page_size();
+	size_t huge = sn_huge_page_size();
 	void *p;
 
 	if (!huge || n < huge) {
