@@ -1,7 +1,8 @@
 /*
- * udp_pcap.h - test helper shared by check_eng_run.c and check_eng_giveback.c: the bytes of a
- * classic pcap file (Ethernet, microseconds, host byte order) holding IPv4/UDP packets, for
- * tests that write captures of many generated packets. Included by test programs only.
+ * udp_pcap.h - test helper shared by check_eng_run.c, check_eng_giveback.c and
+ * check_eng_streams.c: the bytes of a classic pcap file (Ethernet, microseconds, host byte
+ * order) holding IPv4/UDP packets, for tests that write captures of many generated packets.
+ * Included by test programs only.
  */
 #ifndef SIPNAB_TESTS_UDP_PCAP_H
 #define SIPNAB_TESTS_UDP_PCAP_H

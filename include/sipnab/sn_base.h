@@ -187,6 +187,10 @@ void *sn_malloc_huge(size_t n);
 /** sn_xmalloc() for a big block filled as it goes: one of a huge page or more starts on a huge
  *  page boundary, and its whole huge pages are asked for (freed with free()). */
 void *sn_xmalloc_huge(size_t n);
+/** @p n rounded up to whole huge pages, for sn_xmalloc_huge(), when it is at least @p min and
+ *  huge pages are small (at most 4 MiB: x86-64's 2 MiB, not arm64's 512 MiB with 64 KiB
+ *  pages); else @p n. For a block that would otherwise take many fresh small pages. */
+size_t sn_huge_round(size_t n, size_t min);
 /** Zeroed, starting on a cache line and a whole number of lines long: for what one thread
  *  writes often while another thread writes beside it (freed with free()). */
 void *sn_xcalloc_lines(size_t count, size_t size);

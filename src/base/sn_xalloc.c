@@ -172,6 +172,23 @@ void *sn_malloc_huge(size_t n)
 	return p;
 }
 
+/*
+ * On the development VM a fresh 4 KiB page costs about 12 µs at its first write, a whole 2 MiB
+ * page 0.13-0.6 ms: from 256 KiB of small pages on, one huge page is cheaper, for at most
+ * the rest of a huge page of resident memory.
+ */
+#define HUGE_ROUND_MAX ((size_t)4 << 20)
+
+size_t sn_huge_round(size_t n, size_t min)
+{
+	size_t huge = sn_huge_page_size();
+
+	if (!huge || huge > HUGE_ROUND_MAX || n < min || n > SIZE_MAX - huge) {
+		return n;
+	}
+	return (n + huge - 1) & ~(huge - 1);
+}
+
 void *sn_xmalloc_huge(size_t n)
 {
 	size_t huge = sn_huge_page_size();

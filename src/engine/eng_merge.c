@@ -12,10 +12,11 @@
  *      call whose announcement overlaps its life), keep unannounced ones only when they pass the
  *      sequence heuristic, replay their packets through rtp_stream with the clock rates and
  *      telephone-event type the SDP gives, estimate MOS (each worker's flows on a thread of
- *      their own), attach RTCP reports;
- *   5. sort streams by (first packet, source, destination, SSRC) and link calls to them.
+ *      their own), each stream written in its place in the order (first packet, source,
+ *      destination, SSRC); attach RTCP reports;
+ *   5. link calls to their streams.
  * Nothing here depends on how packets were spread over workers, so `--cores N` equals
- * `--cores 1` byte for byte. Steps 2-4 run their parallel parts on as many threads as there
+ * `--cores 1` byte for byte. Steps 2-5 run their parallel parts on as many threads as there
  * were workers (sn_pool_for(): any thread may take any part).
  * Ownership: the result owns copies or moved storage; the engines keep only what they free.
  */
@@ -588,14 +589,35 @@ static void stream_replay(struct eng_stream *s, const struct eng_flow *f, int te
 	}
 }
 
-static int stream_cmp(const void *pa, const void *pb)
+/*
+ * The order of r->streams: by first packet, then source, destination and SSRC. It is known
+ * from the flows before their streams are made (streams_choose()), so each stream is written
+ * straight to its place (streams_fill()). The streams were sorted once written before, their
+ * 424 bytes moved cycle by cycle: 3-19 ms of the serial part of the build for the 40,000
+ * streams of the 20,000-call sweep capture, the most of it at two cores, where half the
+ * streams were in the other core's cache.
+ */
+struct stream_key {
+	int64_t first_ns; /* the stream's rtp.first_ns (flow_first_ns()) */
+	uint32_t flow;    /* its flow, in its worker's flows */
+};
+
+/* The rtp.first_ns that stream_replay() gives the stream of @p f: the online statistics'
+ * first packet, else the first packet kept (rtp_stream_update() takes the first packet it is
+ * given as the first one). */
+static int64_t flow_first_ns(const struct eng_flow *f)
 {
-	const struct eng_stream *a = pa;
-	const struct eng_stream *b = pb;
+	return f->online.packets || !f->count ? f->online.first_ns : f->pkts[0].ts_ns;
+}
+
+static int stream_order(const struct stream_key *ka, const struct eng_flow *fa,
+			const struct stream_key *kb, const struct eng_flow *fb)
+{
+	const struct eng_flow_key *a = &fa->key, *b = &fb->key;
 	int c;
 
-	if (a->rtp.first_ns != b->rtp.first_ns) {
-		return a->rtp.first_ns < b->rtp.first_ns ? -1 : 1;
+	if (ka->first_ns != kb->first_ns) {
+		return ka->first_ns < kb->first_ns ? -1 : 1;
 	}
 	c = sn_addr_cmp(&a->src, &b->src);
 	if (c) {
@@ -614,64 +636,13 @@ static int stream_cmp(const void *pa, const void *pb)
 	return a->ssrc < b->ssrc ? -1 : (a->ssrc > b->ssrc);
 }
 
-/*
- * Sort the streams by stream_cmp(): their first-packet times and positions are sorted (ties, rare,
- * go to stream_cmp()), then the 424-byte streams are moved once each, cycle by cycle. qsort()
- * of the streams themselves sorted pointers through them, a miss to memory per comparison:
- * 8 ms for 40,000 streams.
- */
-struct stream_ref {
-	int64_t first_ns;
-	uint32_t i;
-};
-
-static int stream_ref_cmp(const void *pa, const void *pb, void *user)
+/* qsort_r() of one worker's keys (@p user: its flows) */
+static int stream_key_cmp(const void *pa, const void *pb, void *user)
 {
-	const struct stream_ref *a = pa, *b = pb;
-	const struct eng_stream *streams = user;
+	const struct stream_key *a = pa, *b = pb;
+	const struct eng_flow *flows = user;
 
-	if (a->first_ns != b->first_ns) {
-		return a->first_ns < b->first_ns ? -1 : 1;
-	}
-	return stream_cmp(&streams[a->i], &streams[b->i]);
-}
-
-static void streams_sort(struct eng_stream *streams, uint32_t n)
-{
-	struct stream_ref *refs = sn_xmalloc_full((n + 1u) * sizeof(*refs));
-	struct eng_stream tmp;
-
-	for (uint32_t i = 0; i < n; i++) {
-		refs[i].first_ns = streams[i].rtp.first_ns;
-		refs[i].i = i;
-	}
-	qsort_r(refs, n, sizeof(*refs), stream_ref_cmp, streams);
-	/* position k takes the stream at refs[k].i; each cycle of the permutation is followed
-	 * once, and a position done is marked by refs[k].i = k */
-	for (uint32_t k = 0; k < n; k++) {
-		uint32_t j = k;
-
-		if (refs[k].i == k) {
-			continue;
-		}
-		tmp = streams[k];
-		while (refs[j].i != k) {
-			uint32_t from = refs[j].i;
-			const char *ahead = (const char *)&streams[refs[from].i];
-
-			/* the stream moved after this one: its lines are asked for now, so the
-			 * misses of a cycle overlap instead of coming one after the other */
-			for (size_t o = 0; o < sizeof(*streams); o += 64) {
-				__builtin_prefetch(ahead + o);
-			}
-			streams[j] = streams[from];
-			refs[j].i = j;
-			j = from;
-		}
-		streams[j] = tmp;
-		refs[j].i = j;
-	}
-	free(refs);
+	return stream_order(a, &flows[a->flow], b, &flows[b->flow]);
 }
 
 /* Calls whose SDP announced an endpoint of @p s while it was active: the call link list. */
@@ -903,14 +874,16 @@ static void attach_rtcp(struct eng_result *r, struct eng *const *engines, size_t
 }
 
 #define FLOWS_GIVE_BACK 2048u /* flows between two give-backs (about 850 KiB) */
+#define STREAMS_HUGE ((size_t)256 << 10) /* r->streams in huge pages from this size on */
 
 /*
  * Candidate flows become streams on one thread per worker (each turns its own worker's flows
- * into a stretch of r->streams): first every thread decides which of its flows are kept
- * (an SDP endpoint announced them, or the sequence heuristic passes) and counts them, then
- * the stretches are laid out one after the other in worker order, as one thread would write
- * them, and every thread fills its own. (On one thread this was 39 ms of the build for the
- * 40,000 streams of 20,000 unique calls, the largest serial part of it.)
+ * into streams): first every thread decides which of its flows are kept (an SDP endpoint
+ * announced them, or the sequence heuristic passes) and puts their keys in stream order
+ * (stream_order()); then the workers' keys are merged, which gives every kept flow its place
+ * in r->streams (streams_place()), and every thread writes its streams there. (On one thread
+ * this was 39 ms of the build for the 40,000 streams of 20,000 unique calls, the largest
+ * serial part of it.)
  */
 struct stream_job {
 	struct eng_result *r;
@@ -920,7 +893,8 @@ struct stream_job {
 	const struct announce ***ann; /* per worker, per flow: its announcement, NULL (kept by the
 				       * heuristic) or &ann_dropped */
 	uint32_t *kept;               /* per worker: flows kept */
-	uint32_t *base;               /* per worker: where its streams start */
+	struct stream_key **keys;     /* per worker: its kept flows' keys, in stream order */
+	uint32_t **pos;               /* per worker, per flow (kept ones): its stream's index */
 	uint64_t *rtp_packets;        /* per worker */
 };
 
@@ -932,7 +906,9 @@ static void streams_choose(void *ctx, uint32_t w)
 	struct stream_job *j = ctx;
 	const struct eng *e = j->engines[w];
 	const struct announce **ann = sn_xcalloc(e->flow_count + 1u, sizeof(*ann));
+	struct stream_key *keys = sn_xmalloc((e->flow_count + 1u) * sizeof(*keys));
 	uint32_t kept = 0;
+	bool sorted = true;
 
 	for (uint32_t i = 0; i < e->flow_count; i++) {
 		const struct eng_flow *f = &e->flows[i];
@@ -947,13 +923,55 @@ static void streams_choose(void *ctx, uint32_t w)
 		}
 		if (a || (j->heuristic && heuristic_ok(f))) {
 			ann[i] = a; /* kept, announced or not */
+			keys[kept].first_ns = flow_first_ns(f);
+			keys[kept].flow = i;
+			/* the flows are in the order of their first packets: nearly always sorted */
+			if (kept && sorted &&
+			    stream_order(&keys[kept - 1], &e->flows[keys[kept - 1].flow], &keys[kept],
+					 f) > 0) {
+				sorted = false;
+			}
 			kept++;
 		} else {
 			ann[i] = &ann_dropped;
 		}
 	}
+	if (!sorted) {
+		qsort_r(keys, kept, sizeof(*keys), stream_key_cmp, e->flows);
+	}
 	j->ann[w] = ann;
 	j->kept[w] = kept;
+	j->keys[w] = keys;
+}
+
+/*
+ * Each kept flow's place in r->streams (j->pos): the workers' keys merged in stream order, the
+ * next key taken from the worker whose head comes first (as merge_part() merges messages).
+ * Two workers never hold the same flow (a host pair is one worker's), so the order is that of
+ * one sort of all the streams.
+ */
+static void streams_place(struct stream_job *j, uint32_t count, uint32_t n)
+{
+	uint32_t *next = sn_xcalloc(count + 1u, sizeof(*next)); /* per worker: its next key */
+
+	for (uint32_t at = 0; at < n; at++) {
+		uint32_t best = UINT32_MAX;
+		const struct stream_key *kb = NULL;
+
+		for (uint32_t w = 0; w < count; w++) {
+			const struct stream_key *kw = &j->keys[w][next[w]];
+
+			if (next[w] < j->kept[w] &&
+			    (!kb || stream_order(kw, &j->engines[w]->flows[kw->flow], kb,
+						 &j->engines[best]->flows[kb->flow]) < 0)) {
+				best = w;
+				kb = kw;
+			}
+		}
+		j->pos[best][kb->flow] = at;
+		next[best]++;
+	}
+	free(next);
 }
 
 static void streams_fill(void *ctx, uint32_t w)
@@ -962,13 +980,13 @@ static void streams_fill(void *ctx, uint32_t w)
 	struct eng_result *r = j->r;
 	struct eng *e = j->engines[w];
 	const struct announce **ann = j->ann[w];
-	uint32_t n = j->base[w], end = j->base[w] + j->kept[w], populated = n;
+	const uint32_t *pos = j->pos[w];
 	uint32_t kept = 0; /* flows [0, kept) are given back */
 	uint64_t rtp_packets = 0;
 
 	for (uint32_t i = 0; i < e->flow_count; i++) {
 		const struct eng_flow *f = &e->flows[i];
-		struct eng_stream *s = &r->streams[n];
+		struct eng_stream *s;
 		const struct announce *a = ann[i];
 		const struct eng_sdp_media *md = NULL;
 		int te_pt;
@@ -988,14 +1006,7 @@ static void streams_fill(void *ctx, uint32_t w)
 		if (f->total == 0 || a == &ann_dropped) {
 			continue;
 		}
-		if (n >= populated) {
-			/* the next streams' pages in one call (the array is fresh memory, written
-			 * stream by stream), a step at a time as flows are given back */
-			uint32_t step = SN_MIN(FLOWS_GIVE_BACK, end - n);
-
-			sn_mem_populate(s, (size_t)step * sizeof(*s));
-			populated = n + step;
-		}
+		s = &r->streams[pos[i]];
 		memset(s, 0, sizeof(*s));
 		s->src = f->key.src;
 		s->dst = f->key.dst;
@@ -1018,7 +1029,6 @@ static void streams_fill(void *ctx, uint32_t w)
 						20);
 		}
 		rtp_packets += s->rtp.packets;
-		n++;
 	}
 	/* this worker's flows are done with: give their memory back now, without reading
 	 * those given back already. Reading them (for their packet lists) faulted a fresh
@@ -1026,6 +1036,8 @@ static void streams_fill(void *ctx, uint32_t w)
 	 * the run's peak RSS (99.4 MiB where the give-back meant 85) */
 	eng_flows_free_from(e, kept);
 	free(ann);
+	free(j->keys[w]);
+	free(j->pos[w]);
 	j->rtp_packets[w] = rtp_packets;
 }
 
@@ -1037,21 +1049,40 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 	struct link *links = NULL;
 	struct link_job lj;
 	uint32_t n = 0, nblocks;
-	struct stream_job sj = {r, engines, &ai, heuristic, NULL, NULL, NULL, NULL};
+	size_t bytes;
+	struct stream_job sj = {r, engines, &ai, heuristic, NULL, NULL, NULL, NULL, NULL};
 
 	ann_index_build(r, &ai, (uint32_t)count);
 	sj.ann = sn_xcalloc(count + 1, sizeof(*sj.ann));
 	sj.kept = sn_xcalloc(count + 1, sizeof(*sj.kept));
-	sj.base = sn_xcalloc(count + 1, sizeof(*sj.base));
+	sj.keys = sn_xcalloc(count + 1, sizeof(*sj.keys));
+	sj.pos = sn_xcalloc(count + 1, sizeof(*sj.pos));
 	sj.rtp_packets = sn_xcalloc(count + 1, sizeof(*sj.rtp_packets));
 	if (count) {
 		sn_pool_for((uint32_t)count, (uint32_t)count, 1, streams_choose, &sj);
 	}
 	for (size_t w = 0; w < count; w++) {
-		sj.base[w] = n;
 		n += sj.kept[w];
+		sj.pos[w] = sn_xmalloc(((size_t)engines[w]->flow_count + 1u) * sizeof(*sj.pos[w]));
 	}
-	r->streams = sn_xcalloc(n + 1u, sizeof(*r->streams));
+	streams_place(&sj, (uint32_t)count, n);
+	/*
+	 * The workers' streams alternate in the array, so no thread can fault in a stretch of
+	 * it ahead of its writes (sn_mem_populate(): a page there may hold another thread's
+	 * streams already). From STREAMS_HUGE on the array is in huge pages where the system
+	 * has them (sn_huge_round()), faulted in 2 MiB at a time as the threads write it: on
+	 * the development VM the 40,000 streams of the 20,000-call sweep capture took 27-35 ms
+	 * to write at one core, 14-26 at two, against 47-48 and 36-42 when each thread faulted
+	 * in the 4 KiB pages of its own stretch ahead. A smaller array is faulted in whole
+	 * before the threads start.
+	 */
+	bytes = ((size_t)n + 1u) * sizeof(*r->streams);
+	r->streams = sn_xmalloc_huge(sn_huge_round(bytes, STREAMS_HUGE));
+	if (bytes < STREAMS_HUGE) {
+		sn_mem_populate(r->streams, bytes);
+	}
+	memset(&r->streams[n], 0, sizeof(*r->streams));
+	r->stream_count = n;
 	if (count) {
 		sn_pool_for((uint32_t)count, (uint32_t)count, 1, streams_fill, &sj);
 	}
@@ -1060,10 +1091,9 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 	}
 	free(sj.ann);
 	free(sj.kept);
-	free(sj.base);
+	free(sj.keys);
+	free(sj.pos);
 	free(sj.rtp_packets);
-	r->stream_count = n;
-	streams_sort(r->streams, n);
 	attach_rtcp(r, engines, count);
 	nblocks = (uint32_t)(((uint64_t)n + LINK_BLOCK - 1) / LINK_BLOCK);
 

@@ -57,9 +57,6 @@
  * each set's lists with n): uncapped, 99 MiB at 128 threads, where the lists it replaces
  * cost only what they held (review of 4ae7c7b). */
 #define SPLIT_LIST_MEM_MAX ((size_t)8 << 20)
-/* The shared block is at least one huge page where a huge page is at most this big (2 MiB on
- * x86-64; not arm64's 512 MiB with 64 KiB pages). */
-#define SPLIT_HUGE_MAX ((size_t)4 << 20)
 
 enum slot_state {
 	SLOT_FREE,     /* not in use */
@@ -492,18 +489,15 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	sp.list_sets = (uint32_t)SN_MIN(SN_MIN((uint64_t)sp.nslots, sp.chunks),
 					SPLIT_LIST_MEM_MAX / set_bytes);
 	/*
-	 * The bucket table (128 KiB) and the lists in one block, of at least a huge page where
-	 * huge pages are small (SPLIT_HUGE_MAX): the table had a block of its own, and filling
+	 * The bucket table (128 KiB) and the lists in one block, of whole huge pages where huge
+	 * pages are small (sn_huge_round()): the table had a block of its own, and filling
 	 * it (deal_buckets(), before any thread starts) faulted in 32 fresh 4 KiB pages, 0.4-0.5
 	 * ms of every run at two cores on the development VM, where a whole 2 MiB page costs
 	 * 0.13-0.6 ms and the lists use the rest of it. The deal took 0.20-0.47 ms instead of
 	 * 0.46-1.2 on the 2,000-call sweep capture, 0.24-0.44 instead of 0.57-0.82 on 10 calls.
 	 */
 	owner_bytes = SPLIT_BUCKETS * sizeof(*sp.owner);
-	block_bytes = owner_bytes + (size_t)(sp.list_sets * set_bytes);
-	if (sn_huge_page_size() <= SPLIT_HUGE_MAX) {
-		block_bytes = SN_MAX(block_bytes, sn_huge_page_size());
-	}
+	block_bytes = sn_huge_round(owner_bytes + (size_t)(sp.list_sets * set_bytes), 0);
 	sp.block = sn_xmalloc_huge(block_bytes);
 	sp.owner = sp.block;
 	sp.list_mem = (struct cap_record *)((char *)sp.block + owner_bytes);
