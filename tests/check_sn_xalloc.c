@@ -11,7 +11,8 @@
  * aligns a block of a huge page or more to one) ask for huge pages (MADV_HUGEPAGE) for a
  * block of a huge page or more, as one mapping (it must not be split: realloc() could no longer
  * move it with mremap()), and for none in a smaller block: read back from the mappings and
- * their flags in /proc/self/smaps ("hg").
+ * their flags in /proc/self/smaps ("hg", tests/smaps.h). sn_huge_round() rounds a size up to
+ * whole huge pages from its minimum on, where huge pages are at most 4 MiB.
  */
 #include "config.h"
 
@@ -27,6 +28,8 @@
 #include <check.h>
 
 #include "sipnab/sn_base.h"
+
+#include "smaps.h"
 
 /* This file's sn_mem_populate() and sn_mem_release() take the place of src/base/sn_mem.c's. */
 static void *populated_at;
@@ -228,64 +231,6 @@ START_TEST(test_calloc_realloc_keep_contents)
 }
 END_TEST
 
-/* The kernel's huge page size, or 0 when it has none (the huge-page tests then check nothing
- * but that the blocks work). */
-static size_t huge_size(void)
-{
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
-	unsigned long long v = 0;
-
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1) {
-			v = 0;
-		}
-		fclose(f);
-	}
-	return (size_t)v;
-}
-
-/*
- * The mapping holding address @p a: its bounds into *lo and *hi, and whether it was advised
- * huge (VmFlags "hg" in smaps).
- */
-static bool mapping_of(const void *a, uintptr_t *lo, uintptr_t *hi)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char *line = NULL;
-	size_t cap = 0;
-	bool inside = false, hg = false, found = false;
-
-	ck_assert_ptr_nonnull(f);
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long l, h;
-		int end = 0;
-
-		/* a mapping's first line: "start-end perms ..."; its fields follow, VmFlags last */
-		if (sscanf(line, "%llx-%llx%n", &l, &h, &end) == 2 && line[end] == ' ') {
-			inside = (uintptr_t)a >= l && (uintptr_t)a < h;
-			if (inside) {
-				*lo = (uintptr_t)l;
-				*hi = (uintptr_t)h;
-			}
-		} else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
-			found = true;
-			hg = strstr(line, " hg") != NULL;
-			break;
-		}
-	}
-	free(line);
-	fclose(f);
-	ck_assert_msg(found, "no mapping holds %p", a);
-	return hg;
-}
-
-static bool advised_huge(const void *a)
-{
-	uintptr_t lo, hi;
-
-	return mapping_of(a, &lo, &hi);
-}
-
 /*
  * A block [p, p + n) of at least one aligned huge page of @p huge bytes: advised, in one
  * mapping from its first byte to its last (a block split into several mappings cannot be
@@ -373,6 +318,29 @@ START_TEST(test_big_blocks_advised_huge)
 }
 END_TEST
 
+START_TEST(test_huge_round)
+{
+	size_t huge = sn_huge_page_size();
+
+	if (huge_size() >= 8192 && huge_size() <= ((size_t)1 << 30) &&
+	    (huge_size() & (huge_size() - 1)) == 0) {
+		ck_assert_uint_eq(huge, huge_size());
+	}
+	if (!huge || huge > ((size_t)4 << 20)) {
+		/* no huge pages, or big ones: nothing is rounded */
+		ck_assert_uint_eq(sn_huge_round(12345, 0), 12345);
+		return;
+	}
+	ck_assert_uint_eq(sn_huge_round(1, 0), huge);
+	ck_assert_uint_eq(sn_huge_round(huge, 0), huge);
+	ck_assert_uint_eq(sn_huge_round(huge + 1, 0), 2 * huge);
+	ck_assert_uint_eq(sn_huge_round(3 * huge - 5, 256 << 10), 3 * huge);
+	/* under the minimum, and where rounding would overflow: as given */
+	ck_assert_uint_eq(sn_huge_round((256 << 10) - 1, 256 << 10), (256 << 10) - 1);
+	ck_assert_uint_eq(sn_huge_round(SIZE_MAX - 1, 0), SIZE_MAX - 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sn_xalloc");
@@ -390,6 +358,7 @@ int main(void)
 	tcase_add_test(tc, test_full_populated_and_zeroed);
 	tcase_add_test_raise_signal(tc, test_full_overflow_aborts, SIGABRT);
 	tcase_add_test(tc, test_big_blocks_advised_huge);
+	tcase_add_test(tc, test_huge_round);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -65,6 +65,9 @@ struct eng_config {
 	size_t msgs_reserve;         /* bytes of address space the message array starts with, so
 				      * that it seldom moves; less than 1,024 messages' worth: it
 				      * grows from 1,024. eng_run() chooses it when 0 (eng_run.c) */
+	size_t keep_huge;            /* bytes of the keep arena's first blocks that are whole huge
+				      * pages (sn_arena.huge_max); 0 = none. For a mapped file
+				      * eng_run() shares ENG_KEEP_HUGE out over the engines */
 	bool copy_messages;          /* keep a copy of every SIP message's bytes that the input
 				      * does not keep (reassembled TCP/WebSocket/fragments, and all
 				      * of streamed gzip or pipe input), for views that show them;

@@ -15,6 +15,9 @@ struct sn_arena {
 	size_t used;                 /* bytes handed out since init/reset */
 	size_t budget;               /* maximum of used; 0 = unbounded */
 	size_t block_size;           /* size of new blocks */
+	size_t huge_max;             /* the first blocks, as long as they fit in this many bytes
+				      * together, are whole huge pages (sn_huge_round()); 0 = none */
+	size_t huge_given;           /* bytes of such blocks made */
 };
 
 /** Prepare an arena with a byte @p budget (0 = unbounded). */

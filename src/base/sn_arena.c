@@ -29,6 +29,8 @@ void sn_arena_init(struct sn_arena *a, size_t budget)
 	a->used = 0;
 	a->budget = budget;
 	a->block_size = SN_ARENA_DEFAULT_BLOCK;
+	a->huge_max = 0;
+	a->huge_given = 0;
 }
 
 void sn_arena_cleanup(struct sn_arena *a)
@@ -78,7 +80,17 @@ enum sn_status sn_arena_alloc(struct sn_arena *a, size_t n, void **out)
 	}
 	if (!b || b->cap - b->off < need) {
 		size_t cap = need > a->block_size ? need : a->block_size;
-		struct sn_arena_block *nb = sn_xmalloc(sizeof(*nb) + cap);
+		size_t bytes = sizeof(struct sn_arena_block) + cap;
+		struct sn_arena_block *nb;
+
+		if (a->huge_max && sn_huge_round(bytes, 0) <= a->huge_max - a->huge_given) {
+			bytes = sn_huge_round(bytes, 0);
+			cap = bytes - sizeof(*nb);
+			a->huge_given += bytes;
+			nb = sn_xmalloc_huge(bytes);
+		} else {
+			nb = sn_xmalloc(bytes);
+		}
 
 		nb->cap = cap;
 		nb->populated = 0;

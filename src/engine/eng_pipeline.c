@@ -418,6 +418,7 @@ struct eng *eng_new(const struct eng_config *cfg)
 	sn_arena_init(&e->sdp, SDP_ARENA_LIMIT);
 	sn_arena_init(&e->keep, e->cfg.keep_bytes ? e->cfg.keep_bytes : KEEP_DEFAULT);
 	e->keep.block_size = 256 * 1024;
+	e->keep.huge_max = e->cfg.keep_huge;
 	return e;
 }
 
