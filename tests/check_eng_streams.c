@@ -77,14 +77,14 @@ static int pkt_cmp(const void *a, const void *b)
 }
 
 static struct pkt *pkts;
-static size_t npkts, pcap_cap;
+static size_t npkts, pkts_cap;
 
 static void add(uint64_t us, uint8_t host, uint16_t sport, uint32_t ssrc, uint8_t pt,
 		uint16_t seq, bool bad_pad)
 {
-	if (npkts == pcap_cap) {
-		pcap_cap = pcap_cap ? pcap_cap * 2 : 4096;
-		pkts = realloc(pkts, pcap_cap * sizeof(*pkts));
+	if (npkts == pkts_cap) {
+		pkts_cap = pkts_cap ? pkts_cap * 2 : 4096;
+		pkts = realloc(pkts, pkts_cap * sizeof(*pkts));
 		ck_assert_ptr_nonnull(pkts);
 	}
 	pkts[npkts++] = (struct pkt){us, host, sport, ssrc, pt, seq, bad_pad};
@@ -146,7 +146,7 @@ static void setup(void)
 	ck_assert_int_eq(fclose(f), 0);
 	free(pkts);
 	pkts = NULL;
-	pcap_cap = 0;
+	pkts_cap = 0;
 }
 
 static void teardown(void)

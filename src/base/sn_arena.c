@@ -79,15 +79,15 @@ enum sn_status sn_arena_alloc(struct sn_arena *a, size_t n, void **out)
 		return SN_ELIMIT;
 	}
 	if (!b || b->cap - b->off < need) {
-		size_t cap = need > a->block_size ? need : a->block_size;
-		size_t bytes = sizeof(struct sn_arena_block) + cap;
 		struct sn_arena_block *nb;
+		size_t cap = need > a->block_size ? need : a->block_size;
+		size_t bytes = sizeof(*nb) + cap;
+		size_t whole = a->huge_max ? sn_huge_round(bytes, 0) : bytes;
 
-		if (a->huge_max && sn_huge_round(bytes, 0) <= a->huge_max - a->huge_given) {
-			bytes = sn_huge_round(bytes, 0);
-			cap = bytes - sizeof(*nb);
-			a->huge_given += bytes;
-			nb = sn_xmalloc_huge(bytes);
+		if (a->huge_max && whole <= a->huge_max - a->huge_given) {
+			cap = whole - sizeof(*nb);
+			a->huge_given += whole;
+			nb = sn_xmalloc_huge(whole);
 		} else {
 			nb = sn_xmalloc(bytes);
 		}
