@@ -1112,6 +1112,7 @@ START_TEST(test_cap_reader_batch_ends_after_a_span)
 }
 END_TEST
 
+
 /* ---------------------------------------------------------------- range reading (cursors) */
 
 #define LOG_MAX 256
@@ -1154,6 +1155,8 @@ static struct rec_log *log_sequential(const char *path)
 	enum sn_status st;
 
 	while ((st = cap_reader_next(r, &rec)) == SN_OK) {
+		/* data_at: where the bytes are in the file, which is all that is mapped */
+		ck_assert_ptr_eq(cap_reader_map(r) + rec.offset + rec.data_at, rec.data);
 		log_add(log, &rec);
 	}
 	log->end = st;
@@ -1379,6 +1382,277 @@ static size_t png_isb(struct tbuf *t, uint16_t comment_len)
 	blk_end(t, s);
 	return s;
 }
+
+/* ---------------------------------------------------------------- windowed reading */
+
+/*
+ * Five damaged captures, each read the same way however it is read: 20 records, then a file
+ * cut inside a record header (0) or its data (1), a captured length of 0x7fffffff (2); a
+ * pcapng cut after 5 records (3), a block length not a multiple of 4 after 2 (4).
+ */
+static void damaged_captures(const char *paths[5])
+{
+	static struct tbuf t;
+	struct png_layout lay;
+	struct rec_log *log;
+	size_t rec20;
+
+	memset(&t, 0, sizeof(t));
+	pcap_many(&t, 30);
+	log = log_sequential(tmp_write(t.b, t.n));
+	rec20 = log->rec[20].offset;
+	free(log);
+	paths[0] = tmp_write(t.b, rec20 + 10);	   /* inside a record header */
+	paths[1] = tmp_write(t.b, rec20 + 16 + 1); /* inside its data */
+	t.b[rec20 + 8] = 0xff;
+	t.b[rec20 + 9] = 0xff;
+	t.b[rec20 + 10] = 0xff;
+	t.b[rec20 + 11] = 0x7f; /* captured length 0x7fffffff */
+	paths[2] = tmp_write(t.b, t.n);
+	build_pcapng(&t, false, &lay);
+	paths[3] = tmp_write(t.b, lay.epb3 + 20);
+	t.b[lay.spb + 4] = 13; /* block length not a multiple of 4 */
+	paths[4] = tmp_write(t.b, t.n);
+}
+
+/* What the reader reads of damaged capture @p p (damaged_captures()). */
+static struct rec_log *damaged_log(const char *paths[5], size_t p)
+{
+	struct rec_log *log = log_sequential(paths[p]);
+
+	ck_assert_int_eq(log->end, p == 2 || p == 4 ? SN_EPARSE : SN_ETRUNC);
+	ck_assert_uint_eq(log->n, p < 3 ? 20 : p == 3 ? 5 : 2);
+	return log;
+}
+
+/*
+ * One pcapng section of 40 packets in @p t (emptied first): an IDB before packet 15 (packets
+ * alternate between the two interfaces from there), every fourth packet an SPB, the others
+ * EPBs of 5 + i * @p step bytes; with @p isbs an ISB with a long comment before packets 5,
+ * 15, 25 and 35.
+ */
+static void png_mid_idb(struct tbuf *t, bool isbs, uint32_t step)
+{
+	memset(t, 0, sizeof(*t));
+	png_shb(t);
+	png_idb(t, 1, 0, -1, false, 0);
+	for (uint32_t i = 0; i < 40; i++) {
+		if (i == 15) {
+			png_idb(t, 101, 0, 9, false, 0);
+		}
+		if (isbs && i % 10 == 5) {
+			png_isb(t, (uint16_t)(50 + i * 10));
+		}
+		if (i % 4 == 3) {
+			png_spb(t, 10 + i, 10 + i, (uint8_t)i);
+		} else {
+			png_epb(t, i >= 15 ? i % 2 : 0, 1700000000000000ULL + i * 1000, 5 + i * step,
+				5 + i * step, (uint8_t)i);
+		}
+	}
+}
+
+/* Windows from one byte (every record grows it) to the default 2 MiB (0). */
+static const size_t window_lens[] = {1, 7, 16, 64, 100, 257, 1000, 4096, 0};
+
+/*
+ * Read @p path in windows of @p window bytes (cap_reader_read_windowed()), @p max records at
+ * a time (1: cap_reader_next(), else cap_reader_next_batch()). Every record must be the next
+ * one of @p log (read through the mapping), marked transient, with its bytes checked before
+ * the next call moves them; the input must end as it did for the mapped reader, at the same
+ * offset for the same reason, and say so again when asked again.
+ */
+static void read_windowed(const char *path, size_t window, uint32_t max,
+			  const struct rec_log *log)
+{
+	struct cap_reader *r = open_ok(path);
+	struct cap_record recs[16];
+	enum sn_status st;
+	size_t first, end;
+	size_t i = 0;
+
+	ck_assert_uint_le(max, SN_ARRAY_SIZE(recs));
+	ck_assert(cap_reader_read_windowed(r, window));
+	ck_assert(cap_reader_read_windowed(r, window)); /* once is enough: still windowed */
+	ck_assert_ptr_null(cap_reader_split_begin(r, &first, &end));
+	for (;;) {
+		uint32_t n;
+
+		if (max == 1) {
+			st = cap_reader_next(r, &recs[0]);
+			n = st == SN_OK;
+		} else {
+			n = cap_reader_next_batch(r, recs, max, &st);
+			ck_assert(n > 0 || st != SN_OK);
+		}
+		for (uint32_t k = 0; k < n; k++) {
+			const struct cap_record *rec = &recs[k];
+
+			ck_assert(rec->transient);
+			ck_assert(memcmp(cap_reader_map(r) + rec->offset + rec->data_at, rec->data,
+					 rec->caplen) == 0);
+			expect_log_rec(log, i++, rec);
+		}
+		if (st != SN_OK) {
+			break;
+		}
+	}
+	ck_assert_msg(i == log->n, "%s, window %zu, batches of %u: %zu of %zu records", path,
+		      window, max, i, log->n);
+	ck_assert_int_eq(st, log->end);
+	if (st != SN_ENOTFOUND) {
+		ck_assert_uint_eq(cap_reader_error(r)->offset, log->err.offset);
+		ck_assert_str_eq(cap_reader_error(r)->msg, log->err.msg);
+	}
+	ck_assert_int_eq(cap_reader_next(r, &recs[0]), st);
+	cap_reader_free(r);
+}
+
+static void read_windowed_all_ways(const char *path, const struct rec_log *log)
+{
+	static const uint32_t maxes[] = {1, 2, 7, 16};
+
+	for (size_t w = 0; w < SN_ARRAY_SIZE(window_lens); w++) {
+		for (size_t m = 0; m < SN_ARRAY_SIZE(maxes); m++) {
+			read_windowed(path, window_lens[w], maxes[m], log);
+		}
+	}
+}
+
+START_TEST(test_cap_reader_read_in_windows_gives_the_mapped_records)
+{
+	static struct tbuf t;
+	struct png_layout lay;
+	const char *paths[6];
+
+	memset(&t, 0, sizeof(t));
+	pcap_many(&t, 60);
+	paths[0] = tmp_write(t.b, t.n);
+	build_pcap(&t, true, 0xa1b23c4du);
+	paths[1] = tmp_write(t.b, t.n);
+	build_pcapng(&t, false, &lay); /* two sections, other byte order, SPB, OPB, unknown */
+	paths[2] = tmp_write(t.b, t.n);
+	/* non-packet blocks longer than the small windows, an IDB in the middle, SPBs */
+	png_mid_idb(&t, true, 7);
+	paths[3] = tmp_write(t.b, t.n);
+	/* one record far longer than the default window's low mark and every small window */
+	memset(&t, 0, sizeof(t));
+	pcap_hdr(&t, 0xa1b2c3d4u, 65535, 1);
+	pcap_rec(&t, 1700000000, 0, 30, 30, 1);
+	pcap_rec(&t, 1700000001, 0, 9000, 9000, 2);
+	pcap_rec(&t, 1700000002, 0, 3, 3, 3);
+	paths[4] = tmp_write(t.b, t.n);
+	/* a header and no record */
+	memset(&t, 0, sizeof(t));
+	pcap_hdr(&t, 0xa1b2c3d4u, 65535, 1);
+	paths[5] = tmp_write(t.b, t.n);
+	for (size_t p = 0; p < SN_ARRAY_SIZE(paths); p++) {
+		struct rec_log *log = log_sequential(paths[p]);
+
+		ck_assert_int_eq(log->end, SN_ENOTFOUND);
+		ck_assert_uint_eq(log->n, p == 4 ? 3 : p == 5 ? 0 : log->n);
+		read_windowed_all_ways(paths[p], log);
+		free(log);
+	}
+}
+END_TEST
+
+START_TEST(test_cap_reader_read_in_windows_reports_truncation_and_corruption_like_mapped)
+{
+	struct rec_log *log;
+	const char *paths[5];
+
+	damaged_captures(paths);
+	for (size_t p = 0; p < SN_ARRAY_SIZE(paths); p++) {
+		log = damaged_log(paths, p);
+		read_windowed_all_ways(paths[p], log);
+		free(log);
+	}
+}
+END_TEST
+
+/* A file cut while it is read (a capture rotated under the reader): read through a mapping,
+ * touching the lost pages would kill the process (SIGBUS); read in windows, it is a
+ * truncation at the record that was cut, and every record before it is read. */
+START_TEST(test_cap_reader_read_in_windows_survives_a_file_cut_under_it)
+{
+	static struct tbuf t;
+	struct cap_reader *r;
+	struct cap_record rec;
+	struct rec_log *log;
+	const char *path;
+	enum sn_status st;
+	size_t cut;
+	size_t i = 0;
+
+	memset(&t, 0, sizeof(t));
+	pcap_many(&t, 60);
+	log = log_sequential(tmp_write(t.b, t.n));
+	cut = log->rec[40].offset + 20;
+	free(log);
+	log = log_sequential(tmp_write(t.b, cut));
+	ck_assert_int_eq(log->end, SN_ETRUNC);
+	ck_assert_uint_eq(log->n, 40);
+	path = tmp_write(t.b, t.n);
+	r = open_ok(path);
+	ck_assert(cap_reader_read_windowed(r, 256));
+	for (; i < 5; i++) {
+		ck_assert_int_eq(cap_reader_next(r, &rec), SN_OK);
+		expect_log_rec(log, i, &rec);
+	}
+	ck_assert_int_eq(truncate(path, (off_t)cut), 0);
+	while ((st = cap_reader_next(r, &rec)) == SN_OK) {
+		expect_log_rec(log, i++, &rec);
+	}
+	ck_assert_int_eq(st, SN_ETRUNC);
+	ck_assert_uint_eq(i, 40);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, log->err.offset);
+	ck_assert_str_eq(cap_reader_error(r)->msg, log->err.msg);
+	cap_reader_free(r);
+	free(log);
+}
+END_TEST
+
+START_TEST(test_cap_reader_read_in_windows_only_for_a_mapped_file)
+{
+	struct tbuf t = {.be = false};
+	struct cap_reader *rs[2];
+	struct cap_reader *r;
+	struct cap_merge *m;
+	const char *path;
+	struct cap_record rec;
+
+	build_pcap(&t, false, 0xa1b2c3d4u);
+	r = open_ok(tmp_write_gz(t.b, t.n, 1));
+	ck_assert(!cap_reader_read_windowed(r, 0));
+	ck_assert_int_eq(cap_reader_next(r, &rec), SN_OK);
+	ck_assert(rec.transient); /* streamed, as before */
+	cap_reader_free(r);
+	/* a merge: only its one input, and only before it is read */
+	path = tmp_write(t.b, t.n);
+	rs[0] = open_ok(path);
+	rs[1] = open_ok(path);
+	m = cap_merge_new(rs, 2);
+	ck_assert(!cap_merge_read_windowed(m));
+	ck_assert_int_eq(cap_merge_next(m, &rec, NULL, NULL), SN_OK);
+	ck_assert(!rec.transient);
+	cap_merge_free(m);
+	rs[0] = open_ok(path);
+	m = cap_merge_new(rs, 1);
+	ck_assert(cap_merge_read_windowed(m));
+	ck_assert_int_eq(cap_merge_next(m, &rec, NULL, NULL), SN_OK);
+	ck_assert(rec.transient);
+	cap_merge_free(m);
+	rs[0] = open_ok(path);
+	m = cap_merge_new(rs, 1);
+	ck_assert_int_eq(cap_merge_next(m, &rec, NULL, NULL), SN_OK);
+	ck_assert(!cap_merge_read_windowed(m));
+	ck_assert_int_eq(cap_merge_next(m, &rec, NULL, NULL), SN_OK);
+	ck_assert(!rec.transient);
+	cap_merge_free(m);
+}
+END_TEST
+
 
 START_TEST(test_cap_cursor_ranges_chained_by_position_give_the_reader_records)
 {
@@ -1770,31 +2044,12 @@ END_TEST
 
 START_TEST(test_cap_cursor_reports_truncation_and_corruption_like_the_reader)
 {
-	struct tbuf t = {.be = false};
-	struct png_layout lay;
 	struct rec_log *log;
 	const char *paths[5];
-	size_t rec20;
 
-	pcap_many(&t, 30);
-	log = log_sequential(tmp_write(t.b, t.n));
-	rec20 = log->rec[20].offset;
-	free(log);
-	paths[0] = tmp_write(t.b, rec20 + 10);	   /* inside a record header */
-	paths[1] = tmp_write(t.b, rec20 + 16 + 1); /* inside its data */
-	t.b[rec20 + 8] = 0xff;
-	t.b[rec20 + 9] = 0xff;
-	t.b[rec20 + 10] = 0xff;
-	t.b[rec20 + 11] = 0x7f; /* captured length 0x7fffffff */
-	paths[2] = tmp_write(t.b, t.n);
-	build_pcapng(&t, false, &lay);
-	paths[3] = tmp_write(t.b, lay.epb3 + 20);
-	t.b[lay.spb + 4] = 13; /* block length not a multiple of 4 */
-	paths[4] = tmp_write(t.b, t.n);
+	damaged_captures(paths);
 	for (size_t p = 0; p < SN_ARRAY_SIZE(paths); p++) {
-		log = log_sequential(paths[p]);
-		ck_assert_int_eq(log->end, p == 2 || p == 4 ? SN_EPARSE : SN_ETRUNC);
-		ck_assert_uint_eq(log->n, p < 3 ? 20 : p == 3 ? 5 : 2);
+		log = damaged_log(paths, p);
 		for (size_t k = 0; k < SN_ARRAY_SIZE(range_lens); k++) {
 			read_chained(paths[p], range_lens[k], log);
 			read_verified(paths[p], range_lens[k], log);
@@ -1819,20 +2074,7 @@ START_TEST(test_cap_cursor_verified_ranges_give_the_reader_records)
 	build_pcapng(&t, true, &lay);
 	paths[1] = tmp_write(t.b, t.n);
 	/* an IDB in the middle, SPBs after EPBs */
-	memset(&t, 0, sizeof(t));
-	png_shb(&t);
-	png_idb(&t, 1, 0, -1, false, 0);
-	for (uint32_t i = 0; i < 40; i++) {
-		if (i == 15) {
-			png_idb(&t, 101, 0, 9, false, 0);
-		}
-		if (i % 4 == 3) {
-			png_spb(&t, 10 + i, 10 + i, (uint8_t)i);
-		} else {
-			png_epb(&t, i >= 15 ? i % 2 : 0, 1700000000000000ULL + i * 1000, 5 + i,
-				5 + i, (uint8_t)i);
-		}
-	}
+	png_mid_idb(&t, false, 1);
 	paths[2] = tmp_write(t.b, t.n);
 	/* a pcapng stored in a packet (aligned: resynchronisation can land on it) */
 	png_shb(&inner);
@@ -2018,6 +2260,12 @@ static Suite *cap_reader_suite(void)
 	tcase_add_test(tc, test_cap_merge_batches_equal_records_one_by_one);
 	tcase_add_test(tc, test_cap_merge_batches_keep_streamed_records_of_two_inputs);
 	tcase_add_test(tc, test_cap_reader_batch_ends_after_a_span);
+	CAP_TCASE("windows");
+	tcase_add_test(tc, test_cap_reader_read_in_windows_gives_the_mapped_records);
+	tcase_add_test(tc,
+		       test_cap_reader_read_in_windows_reports_truncation_and_corruption_like_mapped);
+	tcase_add_test(tc, test_cap_reader_read_in_windows_survives_a_file_cut_under_it);
+	tcase_add_test(tc, test_cap_reader_read_in_windows_only_for_a_mapped_file);
 	CAP_TCASE("cursor");
 	tcase_add_test(tc, test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges);
 	tcase_add_test(tc, test_cap_reader_mapped_only_for_an_uncompressed_file);

@@ -32,7 +32,10 @@ struct cap_record {
 	uint32_t ifindex;    /* pcapng interface id; 0 for pcap */
 	uint32_t file_index; /* which input (cap_merge), else 0 */
 	bool transient;      /* the bytes are given back once the record is analysed (streamed
-			      * gzip input): whoever keeps them must copy them */
+			      * gzip input, a file read in windows): whoever keeps them must copy
+			      * them, or refer to the file's mapping (cap_reader_map()) */
+	uint8_t data_at;     /* data starts this many bytes after offset in the input (the
+			      * record or block header), set by the readers; sits in padding */
 	uint64_t offset;     /* byte offset of the record in the (decompressed) input */
 	const uint8_t *data; /* caplen bytes; borrowed */
 };
@@ -153,7 +156,22 @@ bool cap_reader_transient(const struct cap_reader *r);
 /** Records of @p r point into a read-only mapping of the file itself (a regular,
  * uncompressed file): the input that several threads read in ranges (eng_split.c). */
 bool cap_reader_mapped(const struct cap_reader *r);
+/**
+ * From now on read the records of a mapped file (cap_reader_mapped()) with pread() into a
+ * buffer of the reader's own, a window of it at a time, instead of through the mapping: what
+ * mapping a file costs depends on how the page cache holds it (cap_reader.c). Each record is
+ * then valid only until the next cap_reader_next() or cap_reader_next_batch() call, as
+ * struct cap_record promises, and is marked transient; the reader cannot be split
+ * (cap_reader_split_begin()) any more.
+ * @param window bytes read at a time (a record longer than that gets a larger window); 0 = the
+ *        default, 2 MiB
+ * @return true when @p r reads in windows; false for any other input (nothing changes)
+ */
+bool cap_reader_read_windowed(struct cap_reader *r, size_t window);
 /** Length of the file that cap_reader_mapped() @p r maps; 0 for any other input. */
+/** The mapping of the file that cap_reader_mapped() @p r maps, NULL for any other input:
+ *  a record's bytes are at offset + data_at in it, whether or not it is read in windows. */
+const uint8_t *cap_reader_map(const struct cap_reader *r);
 size_t cap_reader_mapped_length(const struct cap_reader *r);
 /**
  * Prefault (@p need) or give back (!@p need; whole pages only) a byte range of a mapped
@@ -214,6 +232,9 @@ uint32_t cap_merge_next_batch(struct cap_merge *m, struct cap_record *recs, uint
 const struct cap_reader *cap_merge_single(const struct cap_merge *m);
 /** cap_reader_set_release_lag() on every input. */
 void cap_merge_set_release_lag(struct cap_merge *m, size_t bytes);
+/** cap_reader_read_windowed() on the only input when there is exactly one and nothing has
+ *  been read yet. @return whether it reads in windows */
+bool cap_merge_read_windowed(struct cap_merge *m);
 
 void cap_merge_free(struct cap_merge *m);
 

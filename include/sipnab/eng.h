@@ -68,6 +68,10 @@ struct eng_config {
 	size_t keep_huge;            /* bytes of the keep arena's first blocks that are whole huge
 				      * pages (sn_arena.huge_max); 0 = none. For a mapped file
 				      * eng_run() shares ENG_KEEP_HUGE out over the engines */
+	const uint8_t *input_map;    /* the mapping of the one input file when it is read in
+				      * windows (cap_reader_read_windowed(); eng_run() sets it):
+				      * a message that lies in one record is referred to there,
+				      * as for records read through the mapping, not copied */
 	bool copy_messages;          /* keep a copy of every SIP message's bytes that the input
 				      * does not keep (reassembled TCP/WebSocket/fragments, and all
 				      * of streamed gzip or pipe input), for views that show them;

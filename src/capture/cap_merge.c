@@ -219,6 +219,12 @@ void cap_merge_set_release_lag(struct cap_merge *m, size_t bytes)
 	}
 }
 
+bool cap_merge_read_windowed(struct cap_merge *m)
+{
+	return m->count == 1 && !m->started && m->readers[0] &&
+	       cap_reader_read_windowed(m->readers[0], 0);
+}
+
 void cap_merge_free(struct cap_merge *m)
 {
 	if (!m) {

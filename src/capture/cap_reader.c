@@ -9,7 +9,9 @@
  *   - gzip input (magic 1f 8b, concatenated members allowed) is inflated into a heap buffer.
  * Every record's data therefore stays valid until cap_reader_free(), which is stronger than
  * the header promises (until the next cap_reader_next()); callers must not rely on more than
- * the header says, because a later change will stream large inputs.
+ * the header says: gzip and pipes are streamed (records valid until given back), and a
+ * mapped file can be read in windows instead (cap_reader_read_windowed(): valid until the
+ * next call).
  *
  * Parsing then walks the range with a cursor (pos). Every length is checked against the
  * bytes left before it is used. The hot path does no allocation and no system call.
@@ -47,6 +49,10 @@
 #include <zlib.h>
 
 #include "sipnab/sn_pool.h"
+
+/* data_at sits in the padding after transient: the record lists stay 48 bytes a record */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct cap_record) == 48,
+	       "struct cap_record grew");
 
 #define CAP_NS_PER_SEC	   UINT64_C(1000000000)
 #define CAP_MAX_RECORD_LEN (256u * 1024u * 1024u) /* larger incl_len = corrupt header */
@@ -114,6 +120,14 @@ struct cap_reader {
 	bool state_changed;    /* pcapng: an SHB or IDB was read (cursors track this) */
 	enum sn_status err_st; /* SN_OK while readable */
 	struct sn_diag err;
+	int fd;                /* a mapped file's descriptor (windowed reading), else -1 */
+	/* windowed reading (cap_reader_read_windowed()): buf holds the file's bytes [base, len)
+	 * in win, and file_len is where the file ends */
+	uint8_t *win;
+	size_t win_cap;
+	size_t base;           /* file offset of buf[0]; 0 unless windowed */
+	size_t file_len;
+	int io_err;            /* windowed: reading the file failed at file_len (errno) */
 };
 
 static inline uint32_t cap_rd32(const struct cap_reader *r, const uint8_t *p)
@@ -657,6 +671,8 @@ static enum sn_status cap_load(struct cap_reader *r, const char *path, struct sn
 	(void)madvise(r->map, r->map_len, MADV_HUGEPAGE);
 #endif
 	r->len = r->map_len;
+	r->fd = fd; /* for cap_reader_read_windowed() */
+	return SN_OK;
 out_close:
 	close(fd);
 	return ret;
@@ -677,6 +693,13 @@ static enum sn_status cap_fail_short(struct cap_reader *r, size_t off, uint64_t 
 {
 	uint64_t missing = need - (uint64_t)(r->len - off);
 
+	if (r->io_err) {
+		sn_diag_set(&r->err, r->io_err,
+			    "cannot read the file past byte offset %zu (%s), inside the record at "
+			    "byte offset %zu",
+			    r->len, strerror(r->io_err), off);
+		return cap_fail(r, SN_ETRUNC, off);
+	}
 	sn_diag_set(&r->err, 0,
 		    "file ends inside a record at byte offset %zu (%llu bytes missing)%s", off,
 		    (unsigned long long)missing,
@@ -684,9 +707,15 @@ static enum sn_status cap_fail_short(struct cap_reader *r, size_t off, uint64_t 
 	return cap_fail(r, SN_ETRUNC, off);
 }
 
-/* Clean end of the bytes we have: a broken gzip stream still makes it a truncation. */
+/* Clean end of the bytes we have: a broken gzip stream or a failed read still makes it a
+ * truncation. */
 static enum sn_status cap_end(struct cap_reader *r)
 {
+	if (r->io_err) {
+		sn_diag_set(&r->err, r->io_err, "cannot read the file past byte offset %zu: %s",
+			    r->len, strerror(r->io_err));
+		return cap_fail(r, SN_ETRUNC, r->len);
+	}
 	if (r->gz_broken) {
 		sn_diag_set(&r->err, 0,
 			    "the gzip stream is corrupt or truncated after %zu decompressed bytes",
@@ -702,7 +731,7 @@ static enum sn_status cap_pcap_next(struct cap_reader *r, struct cap_record *rec
 {
 	size_t off = r->pos;
 	size_t left = r->len - off;
-	const uint8_t *h = r->buf + off;
+	const uint8_t *h = r->buf + (off - r->base);
 	uint32_t sec, frac, incl, orig;
 
 	if (left == 0) {
@@ -732,6 +761,7 @@ static enum sn_status cap_pcap_next(struct cap_reader *r, struct cap_record *rec
 	rec->ifindex = 0;
 	rec->file_index = 0;
 	rec->transient = false;
+	rec->data_at = (uint8_t)r->rec_hdr_len;
 	rec->offset = off;
 	rec->data = h + r->rec_hdr_len;
 	r->pos = off + r->rec_hdr_len + incl;
@@ -852,7 +882,7 @@ static enum sn_status cap_pcapng_idb(struct cap_reader *r, size_t off, const uin
  */
 static enum sn_status cap_pcapng_shb(struct cap_reader *r, size_t off, uint32_t *total_len)
 {
-	const uint8_t *h = r->buf + off;
+	const uint8_t *h = r->buf + (off - r->base);
 	size_t left = r->len - off;
 	uint32_t bom;
 
@@ -890,7 +920,7 @@ static enum sn_status cap_pcapng_next(struct cap_reader *r, struct cap_record *r
 	for (;;) {
 		size_t off = r->pos;
 		size_t left = r->len - off;
-		const uint8_t *h = r->buf + off;
+		const uint8_t *h = r->buf + (off - r->base);
 		const uint8_t *body;
 		/* total is set on every path that reaches its use (cap_pcapng_shb() sets it when it
 		 * returns SN_OK); 0 only spares GCC's -Wmaybe-uninitialized, which the inlining of a
@@ -967,6 +997,7 @@ static enum sn_status cap_pcapng_next(struct cap_reader *r, struct cap_record *r
 			ifc = &r->ifaces[ifid];
 			rec->ts_ns = cap_iface_ts(ifc, units);
 			rec->data = body + 20;
+			rec->data_at = 8 + 20;
 			break;
 		case CAP_PCAPNG_SPB:
 			if (body_len < 4) {
@@ -988,6 +1019,7 @@ static enum sn_status cap_pcapng_next(struct cap_reader *r, struct cap_record *r
 			}
 			rec->ts_ns = r->last_ts_ns;
 			rec->data = body + 4;
+			rec->data_at = 8 + 4;
 			break;
 		default:
 			/* SHB, NRB, ISB, DSB, custom and unknown blocks */
@@ -1053,6 +1085,7 @@ enum sn_status cap_reader_open(const char *path, struct cap_reader **out, struct
 	enum sn_status st;
 	uint32_t magic;
 
+	r->fd = -1;
 	st = cap_load(r, path, diag);
 	if (st != SN_OK) {
 		goto out_free;
@@ -1071,6 +1104,10 @@ enum sn_status cap_reader_open(const char *path, struct cap_reader **out, struct
 		}
 	} else if (r->len >= 2 && r->buf[0] == 0x1f && r->buf[1] == 0x8b) {
 		r->gzip = true;
+		if (r->fd >= 0) {
+			close(r->fd);
+			r->fd = -1;
+		}
 		if (cap_gz_start(r, true, -1, NULL, 0)) {
 			/* enough for the header and the first pcapng blocks */
 			(void)cap_gz_wait(r, 1u << 20);
@@ -1165,7 +1202,7 @@ static void cap_populate_ahead(struct cap_reader *r)
 {
 	size_t end;
 
-	if (!r->map || r->pos + CAP_POPULATE_CHUNK / 2 < r->populated ||
+	if (!r->map || r->win || r->pos + CAP_POPULATE_CHUNK / 2 < r->populated ||
 	    r->populated >= r->map_len) {
 		return;
 	}
@@ -1191,10 +1228,10 @@ static void cap_prefetch_ahead(struct cap_reader *r)
 	size_t end = SN_MIN(r->pos + CAP_PREFETCH_AHEAD, r->len);
 
 	if (r->prefetched < r->pos) {
-		r->prefetched = r->pos & ~(size_t)63;
+		r->prefetched = SN_MAX(r->pos & ~(size_t)63, r->base);
 	}
 	for (; r->prefetched < end; r->prefetched += 64) {
-		__builtin_prefetch(r->buf + r->prefetched);
+		__builtin_prefetch(r->buf + (r->prefetched - r->base));
 	}
 }
 
@@ -1205,7 +1242,7 @@ static void cap_release_behind(struct cap_reader *r)
 
 	/* inflated bytes given back are gone (anonymous memory): only when the caller said
 	 * how far behind it looks */
-	if ((!r->map && !r->gz) || (r->gz && !r->release_lag) ||
+	if ((!r->map && !r->gz) || r->win || (r->gz && !r->release_lag) ||
 	    r->pos < r->released + lag + CAP_RELEASE_CHUNK) {
 		return;
 	}
@@ -1222,6 +1259,137 @@ static enum sn_status cap_parse_next(struct cap_reader *r, struct cap_record *re
 	return cap_pcapng_next(r, rec);
 }
 
+/*
+ * Windowed reading (cap_reader_read_windowed()): the file is read with pread() into a buffer
+ * of the reader's own, CAP_WINDOW bytes at a time, and records point into it until the next
+ * call. What a mapping costs depends on how the page cache holds the file, and a file written
+ * a few KiB at a time (a capture tool, carrier.py) or read back with read() (cat, cp: about
+ * its first 30 MiB) is held in 4-64 KiB folios, each mapped and given back on its own. On the
+ * development VM, reading the 2,000-call sweep capture (50 MiB: 2 MiB at a time, touching
+ * every line) took 12.8-14.2 ms through a mapping (prefaulted, given back behind) and 3.4 ms
+ * with pread() into one reused buffer in that state; 2.3-3.0 and 2.8-3.2 ms when the cache
+ * held it in 2 MiB folios (BENCHMARKS.md, "A file read in windows"). The bytes are also
+ * read right after being copied, from the caches. The window is one huge page, refilled when
+ * less than CAP_WINDOW_LOW is left unread; a record longer than what is left is read into a
+ * larger window. A message's bytes can still be referred to in the mapping (cap_reader_map(),
+ * cap_record.data_at), which is kept and never touched here.
+ */
+#define CAP_WINDOW     (2u << 20)
+#define CAP_WINDOW_LOW (64u << 10)
+
+/* Make the window hold at least @p want bytes from pos (or the rest of the file): what is
+ * left unread moves to its start and the rest of it is read. Records before pos die. */
+static void cap_window_fill(struct cap_reader *r, size_t want)
+{
+	size_t have = r->len - r->pos;
+	size_t end;
+
+	if (have >= want || r->len == r->file_len) {
+		return;
+	}
+	want = SN_MIN(want, r->file_len - r->pos);
+	if (want > r->win_cap) {
+		size_t cap = sn_huge_round(SN_MAX(want, 2 * r->win_cap), CAP_WINDOW);
+		uint8_t *w = sn_xmalloc_huge(cap);
+
+		memcpy(w, r->buf + (r->pos - r->base), have);
+		free(r->win);
+		r->win = w;
+		r->win_cap = cap;
+	} else if (have) {
+		memmove(r->win, r->buf + (r->pos - r->base), have);
+	}
+	r->buf = r->win;
+	r->base = r->pos;
+	r->prefetched = r->pos;
+	end = r->base + SN_MIN(r->win_cap, r->file_len - r->base);
+	while (r->len < end) {
+		ssize_t got = pread(r->fd, r->win + (r->len - r->base), end - r->len, (off_t)r->len);
+
+		if (got > 0) {
+			r->len += (size_t)got;
+			continue;
+		}
+		if (got < 0 && errno == EINTR) {
+			continue;
+		}
+		/* the file ends here: it shrank (0), or cannot be read (cap_end() tells) */
+		r->io_err = got < 0 ? errno : 0;
+		r->file_len = r->len;
+		break;
+	}
+}
+
+/* Windowed: the next record, SN_OK; else whether the record at pos reaches past the window
+ * (*more: SN_ETRUNC before the file's end, the error cleared) or why reading ended. */
+static enum sn_status cap_window_take(struct cap_reader *r, struct cap_record *rec, bool *more)
+{
+	enum sn_status st;
+
+	*more = false;
+	cap_prefetch_ahead(r);
+	st = cap_parse_next(r, rec);
+	if (st == SN_OK) {
+		rec->transient = true;
+	} else if ((st == SN_ETRUNC || st == SN_ENOTFOUND) && r->len < r->file_len) {
+		/* the window's end, not the file's */
+		*more = true;
+		r->err_st = SN_OK;
+		memset(&r->err, 0, sizeof(r->err));
+	}
+	return st;
+}
+
+/* Windowed: records from pos until @p max or the batch's span; the first one read into a
+ * larger window when it does not fit. */
+static uint32_t cap_window_batch(struct cap_reader *r, struct cap_record *recs, uint32_t max,
+				 size_t span, enum sn_status *st)
+{
+	uint32_t n = 0;
+	size_t from = r->pos;
+	size_t want = SN_MIN(CAP_WINDOW_LOW, r->win_cap / 4 + 1);
+	bool more;
+
+	*st = r->err_st;
+	if (*st != SN_OK) {
+		return 0;
+	}
+	cap_window_fill(r, want);
+	while (n < max && (n == 0 || r->pos - from < span)) {
+		*st = cap_window_take(r, &recs[n], &more);
+		if (*st == SN_OK) {
+			n++;
+			continue;
+		}
+		if (!more) {
+			break;
+		}
+		*st = SN_OK;
+		if (n > 0) {
+			break; /* the next batch moves the window on */
+		}
+		want = 2 * SN_MAX(want, r->len - r->pos);
+		cap_window_fill(r, want);
+	}
+	return n;
+}
+
+bool cap_reader_read_windowed(struct cap_reader *r, size_t window)
+{
+	if (!cap_reader_mapped(r) || r->fd < 0 || r->win) {
+		return r->win != NULL;
+	}
+	r->win_cap = window ? window : CAP_WINDOW;
+	r->win = sn_xmalloc_huge(r->win_cap);
+	r->file_len = r->map_len;
+	/* nothing read yet: the first call fills the window from pos */
+	r->buf = r->win;
+	r->base = r->pos;
+	r->len = r->pos;
+	r->prefetched = r->pos;
+	return true;
+}
+
 /* cap_reader_next() without giving anything back first. */
 static enum sn_status cap_reader_take(struct cap_reader *r, struct cap_record *rec)
 {
@@ -1229,6 +1397,11 @@ static enum sn_status cap_reader_take(struct cap_reader *r, struct cap_record *r
 
 	if (r->err_st != SN_OK) {
 		return r->err_st;
+	}
+	if (r->win) {
+		uint32_t n = cap_window_batch(r, rec, 1, 0, &st);
+
+		return n ? SN_OK : st;
 	}
 	if (!r->gz) {
 		cap_populate_ahead(r);
@@ -1282,6 +1455,9 @@ uint32_t cap_reader_next_batch(struct cap_reader *r, struct cap_record *recs, ui
 	uint32_t n = 0;
 	size_t from = r->pos;
 
+	if (r->win) {
+		return cap_window_batch(r, recs, max, CAP_BATCH_SPAN, st);
+	}
 	*st = r->err_st;
 	if (*st != SN_OK) {
 		return 0;
@@ -1329,6 +1505,10 @@ void cap_reader_free(struct cap_reader *r)
 	if (r->map) {
 		munmap(r->map, r->map_len);
 	}
+	if (r->fd >= 0) {
+		close(r->fd);
+	}
+	free(r->win);
 	free(r->heap);
 	free(r->ifaces);
 	free(r);
@@ -1395,12 +1575,17 @@ size_t cap_reader_mapped_length(const struct cap_reader *r)
 	return cap_reader_mapped(r) ? r->map_len : 0;
 }
 
+const uint8_t *cap_reader_map(const struct cap_reader *r)
+{
+	return cap_reader_mapped(r) ? (const uint8_t *)r->map : NULL;
+}
+
 struct cap_cursor *cap_reader_split_begin(const struct cap_reader *r, size_t *first,
 					  size_t *end)
 {
 	struct cap_cursor *c;
 
-	if (!cap_reader_mapped(r) || r->err_st != SN_OK) {
+	if (!cap_reader_mapped(r) || r->win || r->err_st != SN_OK) {
 		return NULL;
 	}
 	c = sn_xcalloc(1, sizeof(*c));

@@ -90,6 +90,7 @@ struct eng {
 	int64_t cur_ts;
 	const uint8_t *cur_data;      /* the record's bytes (valid while its reader lives) */
 	bool cur_transient;           /* ... unless transient: then kept parts are copied */
+	uint8_t cur_data_at;          /* the record's data_at */
 	uint32_t cur_len;
 	GHashTable *calls;            /* Call-ID -> struct call_cache (keys in keep) */
 	uint32_t calls_dropped_kept;  /* dropped Call-IDs remembered in calls */

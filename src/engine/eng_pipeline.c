@@ -439,6 +439,7 @@ void eng_packet(struct eng *e, const struct cap_record *rec)
 	e->cur_data = rec->data;
 	e->cur_len = rec->caplen;
 	e->cur_transient = rec->transient;
+	e->cur_data_at = rec->data_at;
 
 	st = cap_decoder_run(e->dec, rec, &pkt);
 	if (st != SN_OK) {

@@ -1,7 +1,8 @@
 /*
  * eng_run.c - run the engine over a set of inputs on N cores and build the result.
  *
- * cores == 1: the calling thread reads and analyses every record itself.
+ * cores == 1: the calling thread reads and analyses every record itself (one file is read in
+ * windows of the reader's own: cap_reader_read_windowed()).
  * cores == N > 1 and one mapped input file: eng_split.c - every thread reads chunks of the
  * file and analyses one share of the host pairs (the reader is not one thread).
  * cores == N > 1 otherwise (several inputs merged by time, gzip, pipes): the calling thread
@@ -18,7 +19,8 @@
  * for every N and either path.
  *
  * Environment (benchmarks and tests): SIPNAB_TIMING=1 prints the phases (sn_phase_end()); SIPNAB_NO_SPLIT=1
- * uses the single reader for a mapped file too; SIPNAB_FORCE_SPLIT=1 uses eng_split.c even
+ * uses the single reader for a mapped file too; SIPNAB_MAPPED=1 has the one-core path read a
+ * file through its mapping instead of in windows; SIPNAB_FORCE_SPLIT=1 uses eng_split.c even
  * with one core.
  *
  * Hand-off: per worker an sn_queue (lock-free single-producer single-consumer ring) of full
@@ -266,6 +268,11 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *run
 		with_reserve.eng.keep_huge = keep_huge(m, n);
 	}
 	if (n == 1 && !getenv("SIPNAB_FORCE_SPLIT")) {
+		/* one file is read in windows of the reader's own (cap_reader_read_windowed();
+		 * SIPNAB_MAPPED=1 reads it through its mapping, for comparison) */
+		if (!getenv("SIPNAB_MAPPED") && cap_merge_read_windowed(m)) {
+			with_reserve.eng.input_map = cap_reader_map(cap_merge_reader(m, 0));
+		}
 		return run_single(m, &cfg->eng, on_error, user);
 	}
 	/* either path runs on the pool's helpers: started now, to be asleep and ready when the

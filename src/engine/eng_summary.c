@@ -396,11 +396,16 @@ static enum sn_status keep_fields(struct eng *e, struct call_cache *cc,
 	if (st) {
 		return st;
 	}
-	if (!e->cur_transient && raw >= e->cur_data && raw + raw_len <= e->cur_data + e->cur_len) {
+	if (raw >= e->cur_data && raw + raw_len <= e->cur_data + e->cur_len &&
+	    (!e->cur_transient || (e->cfg.input_map && e->cur_file == 0))) {
 		/* the message lies in the record itself (UDP, SCTP, one TCP segment): a mapped
-		 * input keeps those bytes for as long as the result lives, so refer to them;
-		 * streamed input (gzip, pipes) gives them back, so those are copied */
-		m->raw = raw;
+		 * input keeps those bytes for as long as the result lives, so refer to them (in
+		 * the mapping, at the record's place in the file, when the file is read in
+		 * windows: its pages are read in only if a view shows the message); streamed
+		 * input (gzip, pipes) gives them back, so those are copied */
+		m->raw = e->cur_transient ? e->cfg.input_map + e->cur_offset + e->cur_data_at +
+						    (size_t)(raw - e->cur_data)
+					  : raw;
 		m->raw_len = (uint32_t)raw_len;
 		return SN_OK;
 	}
