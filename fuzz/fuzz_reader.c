@@ -4,8 +4,10 @@
  * ranges the way the multi-threaded reader does (resynchronise each range, verify it against
  * the end of the range before, read it again from there when they differ), and both must
  * give exactly the same records and the same ending; so must reading it in batches
- * (cap_reader_next_batch(), the one-core path). The range size and the batch size come from
- * the first input byte so that the fuzzer moves range and batch boundaries around.
+ * (cap_reader_next_batch()) and in windows (cap_reader_read_windowed(), the one-core path),
+ * and the ranges read from buffers (cap_cursor_fill(), the multi-threaded path): the same
+ * records with the same bytes. The range, tail, window and batch sizes come from the first
+ * input byte so that the fuzzer moves their boundaries around.
  */
 #include "config.h"
 
@@ -25,7 +27,19 @@ struct rec_copy {
 	int64_t ts_ns;
 	uint32_t caplen, origlen, linktype, ifindex;
 	uint64_t offset;
+	uint64_t hash; /* of the bytes (FNV-1a) */
 };
+
+static struct rec_copy copy_rec(const struct cap_record *rec)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (uint32_t i = 0; i < rec->caplen; i++) {
+		h = (h ^ rec->data[i]) * 0x100000001b3ull;
+	}
+	return (struct rec_copy){rec->ts_ns, rec->caplen, rec->origlen, rec->linktype,
+				 rec->ifindex, rec->offset, h};
+}
 
 static uint32_t read_sequential(struct cap_reader *r, struct rec_copy *out,
 				enum sn_status *end, uint64_t *err_off)
@@ -34,8 +48,7 @@ static uint32_t read_sequential(struct cap_reader *r, struct rec_copy *out,
 	uint32_t n = 0;
 
 	while ((*end = cap_reader_next(r, &rec)) == SN_OK && n < MAX_RECS) {
-		out[n++] = (struct rec_copy){rec.ts_ns, rec.caplen, rec.origlen, rec.linktype,
-					     rec.ifindex, rec.offset};
+		out[n++] = copy_rec(&rec);
 	}
 	*err_off = cap_reader_error(r)->offset;
 	return n;
@@ -51,22 +64,22 @@ static uint32_t read_batches(struct cap_reader *r, uint32_t max, struct rec_copy
 	do {
 		got = cap_reader_next_batch(r, recs, max, end);
 		for (uint32_t i = 0; i < got && n < MAX_RECS; i++) {
-			out[n++] = (struct rec_copy){recs[i].ts_ns, recs[i].caplen, recs[i].origlen,
-						     recs[i].linktype, recs[i].ifindex,
-						     recs[i].offset};
+			out[n++] = copy_rec(&recs[i]);
 		}
 	} while (*end == SN_OK && n < MAX_RECS);
 	*err_off = cap_reader_error(r)->offset;
 	return n;
 }
 
-/* The verification protocol of src/engine/eng_split.c, on one thread. */
-static uint32_t read_ranges(const struct cap_reader *r, size_t chunk, struct rec_copy *out,
-			    enum sn_status *end, uint64_t *err_off)
+/* The verification protocol of src/engine/eng_split.c, on one thread; each range read from
+ * a buffer of its bytes and @p tail more (cap_cursor_fill()) unless @p tail is SIZE_MAX. */
+static uint32_t read_ranges(const struct cap_reader *r, size_t chunk, size_t tail,
+			    struct rec_copy *out, enum sn_status *end, uint64_t *err_off)
 {
 	size_t first, len;
 	struct cap_cursor *tmpl = cap_reader_split_begin(r, &first, &len);
 	struct cap_cursor *state, *c;
+	uint8_t *buf;
 	size_t expect;
 	bool dirty = false;
 	uint32_t n = 0;
@@ -74,6 +87,7 @@ static uint32_t read_ranges(const struct cap_reader *r, size_t chunk, struct rec
 	if (!tmpl) {
 		return UINT32_MAX;
 	}
+	buf = tail == SIZE_MAX ? NULL : malloc(chunk + tail + 1);
 	state = cap_cursor_new(tmpl);
 	c = cap_cursor_new(tmpl);
 	expect = first;
@@ -90,6 +104,9 @@ static uint32_t read_ranges(const struct cap_reader *r, size_t chunk, struct rec
 
 		/* speculative read from a resynchronised start */
 		cap_cursor_copy_state(c, tmpl);
+		if (buf) {
+			(void)cap_cursor_fill(c, buf, lo, hi - lo + tail);
+		}
 		ok = lo == first || cap_cursor_resync(c, lo, hi, &at) == SN_OK;
 		if (lo == first) {
 			at = first;
@@ -97,18 +114,19 @@ static uint32_t read_ranges(const struct cap_reader *r, size_t chunk, struct rec
 		if (ok) {
 			cap_cursor_seek(c, at, hi, lo != first);
 			while ((st = cap_cursor_next(c, &rec)) == SN_OK && n < MAX_RECS) {
-				out[n++] = (struct rec_copy){rec.ts_ns, rec.caplen, rec.origlen,
-							     rec.linktype, rec.ifindex, rec.offset};
+				out[n++] = copy_rec(&rec);
 			}
 		}
 		if (!ok || (lo != first && (at != expect || dirty || cap_cursor_needs_prev(c)))) {
 			/* verification failed: read it again from where the last range ended */
 			n = n0;
 			cap_cursor_copy_state(c, state);
+			if (buf) {
+				(void)cap_cursor_fill(c, buf, lo, hi - lo + tail);
+			}
 			cap_cursor_seek(c, expect, hi, false);
 			while ((st = cap_cursor_next(c, &rec)) == SN_OK && n < MAX_RECS) {
-				out[n++] = (struct rec_copy){rec.ts_ns, rec.caplen, rec.origlen,
-							     rec.linktype, rec.ifindex, rec.offset};
+				out[n++] = copy_rec(&rec);
 			}
 		}
 		if (n >= MAX_RECS) {
@@ -129,6 +147,7 @@ static uint32_t read_ranges(const struct cap_reader *r, size_t chunk, struct rec
 	cap_cursor_free(c);
 	cap_cursor_free(state);
 	cap_cursor_free(tmpl);
+	free(buf);
 	return n;
 }
 
@@ -151,8 +170,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (cap_reader_open(path, &r, &diag) == SN_OK) {
-		/* ranges first: the sequential read changes the reader's state */
-		nb = read_ranges(r, chunk, b, &end_b, &off_b);
+		/* ranges first: the sequential read changes the reader's state; every other input
+		 * reads them from buffers, with a tail of 0 to 12 bytes past the range */
+		nb = read_ranges(r, chunk, data[0] % 2 ? SIZE_MAX : (size_t)data[0] % 13u, b, &end_b,
+				 &off_b);
 		na = read_sequential(r, a, &end_a, &off_a);
 		if (nb != UINT32_MAX && na < MAX_RECS && nb < MAX_RECS) {
 			if (na != nb || end_a != end_b ||
@@ -169,7 +190,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		static struct rec_copy c[MAX_RECS];
 		enum sn_status end_c;
 		uint64_t off_c = 0;
-		uint32_t nc = read_batches(r, 1u + data[0] % 64u, c, &end_c, &off_c);
+		uint32_t nc;
+
+		/* every other input in windows of 1 to 64 bytes */
+		if (data[0] % 4 < 2) {
+			(void)cap_reader_read_windowed(r, 1u + (data[0] >> 2));
+		}
+		nc = read_batches(r, 1u + data[0] % 64u, c, &end_c, &off_c);
 
 		cap_reader_free(r);
 		if (cap_reader_open(path, &r, &diag) == SN_OK) {

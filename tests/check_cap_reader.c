@@ -1268,8 +1268,64 @@ static enum sn_status read_range(struct cap_cursor *c, struct rec_log *out)
  * the range before ended, with that range's state. The records kept must be exactly those of
  * @p log, ending as the reader ended. Returns the number of ranges read again.
  */
+#define NO_FILL SIZE_MAX
+
+/* The records of range [lo, hi): each starts in it, is read from @p buf when it lies in the
+ * bytes read into it, else from the mapping, and is at offset + data_at in the file. */
+static void expect_in_place(const struct cap_reader *r, const struct rec_log *got,
+			    const uint8_t *buf, size_t lo, size_t hi, size_t filled)
+{
+	bool pcap = strcmp(cap_reader_format(r), "pcap") == 0;
+
+	for (size_t j = 0; j < got->n; j++) {
+		const struct cap_record *rec = &got->rec[j];
+		const uint8_t *at = cap_reader_map(r) + rec->offset + rec->data_at;
+
+		ck_assert(memcmp(at, rec->data, rec->caplen) == 0);
+		ck_assert_uint_lt(rec->offset, hi);
+		/* a pcap record ends with its data (a pcapng block has more after it) */
+		if (buf && pcap && rec->offset >= lo &&
+		    rec->offset + rec->data_at + rec->caplen <= lo + filled) {
+			ck_assert_msg(rec->transient, "record at %llu of [%zu, +%zu) not from the buffer",
+				      (unsigned long long)rec->offset, lo, filled);
+		}
+		if (!buf) {
+			ck_assert(!rec->transient);
+		}
+	}
+}
+
+/* cap_cursor_fill() of [lo, hi + tail) into a new *buf (freed first), unless @p tail is
+ * NO_FILL; returns the bytes read. */
+static size_t fill_range(struct cap_cursor *c, uint8_t **buf, size_t lo, size_t hi, size_t tail)
+{
+	free(*buf);
+	*buf = NULL;
+	if (tail == NO_FILL) {
+		return 0;
+	}
+	*buf = malloc(hi - lo + tail + 1);
+	ck_assert_ptr_nonnull(*buf);
+	return cap_cursor_fill(c, *buf, lo, hi - lo + tail);
+}
+
+static size_t read_verified_filled(const char *path, size_t range_len, const struct rec_log *log,
+				   size_t tail);
+
 static size_t read_verified(const char *path, size_t range_len, const struct rec_log *log)
 {
+	return read_verified_filled(path, range_len, log, NO_FILL);
+}
+
+/*
+ * read_verified(), each range read from a buffer of its bytes and @p tail more
+ * (cap_cursor_fill()) unless @p tail is NO_FILL; a rescan fills it again.
+ */
+static size_t read_verified_filled(const char *path, size_t range_len, const struct rec_log *log,
+				   size_t tail)
+{
+	uint8_t *buf = NULL;
+	size_t filled = 0;
 	struct cap_reader *r = open_ok(path);
 	struct rec_log *got = log_new();
 	struct cap_cursor *tmpl;
@@ -1292,6 +1348,7 @@ static size_t read_verified(const char *path, size_t range_len, const struct rec
 		bool keep;
 
 		cap_cursor_copy_state(c, tmpl);
+		filled = fill_range(c, &buf, lo, hi, tail);
 		if (lo == first) {
 			cap_cursor_seek(c, first, hi, false);
 			st = read_range(c, got);
@@ -1306,9 +1363,11 @@ static size_t read_verified(const char *path, size_t range_len, const struct rec
 		if (!keep) {
 			rereads++;
 			cap_cursor_copy_state(c, state);
+			filled = fill_range(c, &buf, lo, hi, tail);
 			cap_cursor_seek(c, expect, hi, false);
 			st = read_range(c, got);
 		}
+		expect_in_place(r, got, buf, lo, hi, filled);
 		for (size_t j = 0; j < got->n; j++) {
 			expect_log_rec(log, i++, &got->rec[j]);
 		}
@@ -1330,6 +1389,7 @@ static size_t read_verified(const char *path, size_t range_len, const struct rec
 	cap_cursor_free(tmpl);
 	cap_reader_free(r);
 	free(got);
+	free(buf);
 	return rereads;
 }
 
@@ -2062,6 +2122,53 @@ START_TEST(test_cap_cursor_reports_truncation_and_corruption_like_the_reader)
 }
 END_TEST
 
+START_TEST(test_cap_cursor_ranges_read_from_buffers_give_the_reader_records)
+{
+	static const size_t tails[] = {0, 1, 16, 100, 4096, 100000};
+	static struct tbuf t;
+	struct png_layout lay;
+	const char *paths[10];
+
+	memset(&t, 0, sizeof(t));
+	pcap_many(&t, 60);
+	paths[0] = tmp_write(t.b, t.n);
+	/* records of 50 bytes: ranges of 100 end where a buffer without a tail ends, on a
+	 * record's boundary */
+	memset(&t, 0, sizeof(t));
+	pcap_hdr(&t, 0xa1b2c3d4u, 65535, 1);
+	for (uint32_t k = 0; k < 40; k++) {
+		pcap_rec(&t, 1700000000 + k, k, 34, 34, (uint8_t)k);
+	}
+	paths[9] = tmp_write(t.b, t.n);
+	build_pcapng(&t, true, &lay);
+	paths[1] = tmp_write(t.b, t.n);
+	png_mid_idb(&t, true, 7);
+	paths[2] = tmp_write(t.b, t.n);
+	/* a pcap stored in a packet: resynchronisation lands on it, verification corrects it */
+	memset(&t, 0, sizeof(t));
+	pcap_hdr(&t, 0xa1b2c3d4u, 65535, 1);
+	for (uint32_t k = 0; k < 12; k++) {
+		if (k == 5) {
+			(void)pcap_rec_with_pcap(&t, 1700000000 + k);
+		} else {
+			pcap_rec(&t, 1700000000 + k, k * 1000, 20 + k, 20 + k, (uint8_t)k);
+		}
+	}
+	paths[3] = tmp_write(t.b, t.n);
+	damaged_captures(&paths[4]);
+	for (size_t p = 0; p < SN_ARRAY_SIZE(paths); p++) {
+		struct rec_log *log = log_sequential(paths[p]);
+
+		for (size_t k = 0; k < SN_ARRAY_SIZE(range_lens); k++) {
+			for (size_t j = 0; j < SN_ARRAY_SIZE(tails); j++) {
+				read_verified_filled(paths[p], range_lens[k], log, tails[j]);
+			}
+		}
+		free(log);
+	}
+}
+END_TEST
+
 START_TEST(test_cap_cursor_verified_ranges_give_the_reader_records)
 {
 	static struct tbuf inner;
@@ -2278,6 +2385,7 @@ static Suite *cap_reader_suite(void)
 	tcase_add_test(tc, test_cap_cursor_changed_after_an_idb_or_a_section_header);
 	tcase_add_test(tc, test_cap_cursor_reports_truncation_and_corruption_like_the_reader);
 	tcase_add_test(tc, test_cap_cursor_verified_ranges_give_the_reader_records);
+	tcase_add_test(tc, test_cap_cursor_ranges_read_from_buffers_give_the_reader_records);
 	tcase_add_test(
 		tc,
 		test_cap_cursor_verified_ranges_keep_the_spb_time_across_a_range_without_packets);

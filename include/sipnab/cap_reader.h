@@ -140,6 +140,17 @@ void cap_cursor_seek(struct cap_cursor *c, size_t start, size_t stop, bool specu
  * (cap_cursor_error() tells the offset and reason).
  */
 enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec);
+/**
+ * Read the bytes [@p off, @p off + @p len) of the cursor's file into @p buf with pread(), and
+ * read the cursor's records from there until the next cap_cursor_copy_state() or fill: what
+ * mapping a file costs depends on how the page cache holds it (cap_reader_read_windowed()).
+ * A record that reaches past the bytes read, a seek outside them, and what comes after are
+ * read through the mapping. Records read from @p buf are marked transient: @p buf must
+ * outlive them (their bytes are at offset + data_at in cap_reader_map() as well).
+ * Thread: any thread, for its own cursor (pread() on the reader's descriptor).
+ * @return the bytes read (fewer at the end of the file; 0: the cursor reads the mapping)
+ */
+size_t cap_cursor_fill(struct cap_cursor *c, uint8_t *buf, size_t off, size_t len);
 /** Offset of the next record or block the cursor would read. */
 size_t cap_cursor_pos(const struct cap_cursor *c);
 /**

@@ -128,6 +128,10 @@ struct cap_reader {
 	size_t base;           /* file offset of buf[0]; 0 unless windowed */
 	size_t file_len;
 	int io_err;            /* windowed: reading the file failed at file_len (errno) */
+	/* a cursor: file_len is the input's length; reading from a buffer (cap_cursor_fill()),
+	 * buf holds [base, len) of it, and whole is the mapping the buffer stands in for (NULL
+	 * when buf is the mapping itself) */
+	const uint8_t *whole;
 };
 
 static inline uint32_t cap_rd32(const struct cap_reader *r, const uint8_t *p)
@@ -1549,6 +1553,14 @@ static void cap_cursor_take_state(struct cap_cursor *c, const struct cap_reader 
 	c->rd.map = NULL;
 	c->rd.map_len = 0;
 	c->rd.heap = NULL;
+	/* the whole input, never another cursor's buffer */
+	if (from->whole) {
+		c->rd.buf = from->whole;
+		c->rd.len = from->file_len;
+		c->rd.whole = NULL;
+	}
+	c->rd.base = 0;
+	c->rd.file_len = c->rd.len;
 	if (own_cap < from->iface_count) {
 		own_cap = from->iface_count;
 		own = sn_xrealloc(own, own_cap * sizeof(*own));
@@ -1646,7 +1658,7 @@ void cap_cursor_copy_state(struct cap_cursor *dst, const struct cap_cursor *src)
 static bool cap_pcap_plausible(const struct cap_reader *r, size_t off, int64_t prev_sec,
 			       int64_t *sec, size_t *next)
 {
-	const uint8_t *h = r->buf + off;
+	const uint8_t *h = r->buf + (off - r->base);
 	uint32_t frac, incl, orig;
 	uint32_t max_len = SN_MAX(r->snaplen, CAP_SYNC_MAX_INCL);
 
@@ -1669,7 +1681,7 @@ static bool cap_pcap_plausible(const struct cap_reader *r, size_t off, int64_t p
 /* A pcapng block at @p off that could be real (aligned, known type, both lengths agree). */
 static bool cap_pcapng_plausible(const struct cap_reader *r, size_t off, size_t *next)
 {
-	const uint8_t *h = r->buf + off;
+	const uint8_t *h = r->buf + (off - r->base);
 	uint32_t type, total;
 
 	if ((off & 3) != 0 || r->len - off < 12) {
@@ -1702,28 +1714,56 @@ static bool cap_pcapng_plausible(const struct cap_reader *r, size_t off, size_t 
 	return true;
 }
 
+/* Plausible headers that follow each other from @p off in what @p r holds: how many (at most
+ * CAP_SYNC_CHAIN); *end = where the chain stopped. */
+static uint32_t cap_sync_chain(const struct cap_reader *r, size_t off, size_t *end)
+{
+	size_t p = off;
+	uint32_t n = 0;
+	int64_t sec = -1;
+
+	while (n < CAP_SYNC_CHAIN && p < r->len) {
+		size_t next;
+		bool ok = r->fmt == CAP_FMT_PCAP ? cap_pcap_plausible(r, p, sec, &sec, &next)
+						 : cap_pcapng_plausible(r, p, &next);
+		if (!ok) {
+			break;
+		}
+		p = next;
+		n++;
+	}
+	*end = p;
+	return n;
+}
+
 enum sn_status cap_cursor_resync(const struct cap_cursor *c, size_t from, size_t limit,
 				 size_t *at)
 {
 	const struct cap_reader *r = &c->rd;
+	struct cap_reader whole = *r;
 
-	limit = SN_MIN(limit, r->len);
+	if (r->whole) {
+		/* a chain that comes near the buffer's end is followed in the mapping */
+		whole.buf = r->whole;
+		whole.base = 0;
+		whole.len = r->file_len;
+	}
+	limit = SN_MIN(limit, r->file_len);
 	for (size_t off = from; off < limit; off++) {
-		size_t p = off;
-		uint32_t n = 0;
-		int64_t sec = -1;
+		const struct cap_reader *v = r;
+		size_t p;
+		uint32_t n;
 
-		while (n < CAP_SYNC_CHAIN && p < r->len) {
-			size_t next;
-			bool ok = r->fmt == CAP_FMT_PCAP ? cap_pcap_plausible(r, p, sec, &sec, &next)
-							 : cap_pcapng_plausible(r, p, &next);
-			if (!ok) {
-				break;
-			}
-			p = next;
-			n++;
+		if (off >= r->len) {
+			v = &whole;
 		}
-		if (n == CAP_SYNC_CHAIN || (n > 0 && p == r->len)) {
+		n = cap_sync_chain(v, off, &p);
+		if (v == r && r->whole && n < CAP_SYNC_CHAIN &&
+		    r->len - p <= SN_MAX(r->snaplen, CAP_SYNC_MAX_INCL) + 64u) {
+			v = &whole;
+			n = cap_sync_chain(v, off, &p);
+		}
+		if (n == CAP_SYNC_CHAIN || (n > 0 && p == r->file_len)) {
 			*at = off;
 			return SN_OK;
 		}
@@ -1731,9 +1771,68 @@ enum sn_status cap_cursor_resync(const struct cap_cursor *c, size_t from, size_t
 	return SN_ENOTFOUND;
 }
 
+/* A cursor reading from a buffer reads from the mapping from now on. */
+static void cap_cursor_unbuffer(struct cap_reader *r)
+{
+	if (r->whole) {
+		r->buf = r->whole;
+		r->whole = NULL;
+		r->base = 0;
+		r->len = r->file_len;
+	}
+}
+
+/* The record at pos reaches past the cursor's buffer (SN_ETRUNC, or SN_ENOTFOUND at its end,
+ * before the input's end): it and the rest are read from the mapping, the error cleared. */
+static bool cap_cursor_past_buffer(struct cap_reader *r, enum sn_status st)
+{
+	if (!r->whole || r->len >= r->file_len || (st != SN_ETRUNC && st != SN_ENOTFOUND)) {
+		return false;
+	}
+	r->err_st = SN_OK;
+	memset(&r->err, 0, sizeof(r->err));
+	cap_cursor_unbuffer(r);
+	return true;
+}
+
+size_t cap_cursor_fill(struct cap_cursor *c, uint8_t *buf, size_t off, size_t len)
+{
+	struct cap_reader *r = &c->rd;
+	const uint8_t *whole;
+	size_t got = 0;
+
+	cap_cursor_unbuffer(r);
+	if (r->fd < 0 || off >= r->file_len) {
+		return 0;
+	}
+	len = SN_MIN(len, r->file_len - off);
+	while (got < len) {
+		ssize_t k = pread(r->fd, buf + got, len - got, (off_t)(off + got));
+
+		if (k > 0) {
+			got += (size_t)k;
+		} else if (k == 0 || errno != EINTR) {
+			break; /* the rest is read from the mapping */
+		}
+	}
+	if (got == 0) {
+		return 0;
+	}
+	whole = r->buf;
+	r->whole = whole;
+	r->buf = buf;
+	r->base = off;
+	r->len = off + got;
+	r->prefetched = 0;
+	return got;
+}
+
 void cap_cursor_seek(struct cap_cursor *c, size_t start, size_t stop, bool speculative)
 {
-	c->rd.pos = SN_MIN(start, c->rd.len);
+	if (start < c->rd.base || start > c->rd.len) {
+		cap_cursor_unbuffer(&c->rd); /* outside the buffer */
+	}
+	c->rd.pos = SN_MIN(start, c->rd.file_len);
 	c->stop = stop;
 	c->rd.prefetched = 0;
 	c->rd.err_st = SN_OK;
@@ -1753,7 +1852,7 @@ enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec)
 	if (r->err_st != SN_OK) {
 		return r->err_st;
 	}
-	if (r->pos >= c->stop && r->pos < r->len) {
+	if (r->pos >= c->stop && r->pos < r->file_len) {
 		if (r->fmt == CAP_FMT_PCAPNG && !c->ts_known) {
 			c->needs_prev = true; /* as below */
 		}
@@ -1761,13 +1860,22 @@ enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec)
 	}
 	cap_prefetch_ahead(r);
 	if (r->fmt == CAP_FMT_PCAP) {
-		return cap_pcap_next(r, rec);
+		st = cap_pcap_next(r, rec);
+		if (cap_cursor_past_buffer(r, st)) {
+			st = cap_pcap_next(r, rec);
+		}
+		rec->transient = r->whole != NULL;
+		return st;
 	}
 	for (;;) {
 		st = cap_pcapng_next(r, rec);
 		if (r->state_changed) {
 			c->changed = true;
 		}
+		if (cap_cursor_past_buffer(r, st)) {
+			continue;
+		}
+		rec->transient = r->whole != NULL;
 		if (st == SN_OK && rec->offset >= c->stop) {
 			/* only non-packet blocks before the stop: the packet belongs to the next range */
 			r->pos = rec->offset;
@@ -1781,7 +1889,7 @@ enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec)
 			}
 			return st;
 		}
-		if (cap_rd32(r, r->buf + rec->offset) == CAP_PCAPNG_SPB) {
+		if (cap_rd32(r, r->buf + (rec->offset - r->base)) == CAP_PCAPNG_SPB) {
 			if (!c->ts_known) {
 				c->needs_prev = true;
 			}

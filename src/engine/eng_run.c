@@ -19,8 +19,8 @@
  * for every N and either path.
  *
  * Environment (benchmarks and tests): SIPNAB_TIMING=1 prints the phases (sn_phase_end()); SIPNAB_NO_SPLIT=1
- * uses the single reader for a mapped file too; SIPNAB_MAPPED=1 has the one-core path read a
- * file through its mapping instead of in windows; SIPNAB_FORCE_SPLIT=1 uses eng_split.c even
+ * uses the single reader for a mapped file too; SIPNAB_MAPPED=1 reads a file through its
+ * mapping instead of copying it into buffers (for comparison); SIPNAB_FORCE_SPLIT=1 uses eng_split.c even
  * with one core.
  *
  * Hand-off: per worker an sn_queue (lock-free single-producer single-consumer ring) of full
@@ -279,7 +279,9 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *run
 	 * engines are set up */
 	sn_pool_start(n);
 	if (cap_merge_single(m) && !getenv("SIPNAB_NO_SPLIT")) {
-		/* one mapped file: every thread reads chunks of it (eng_split.c) */
+		/* one mapped file: every thread reads chunks of it (eng_split.c), copied into
+		 * buffers of its own: messages are referred to in the mapping */
+		with_reserve.eng.input_map = cap_reader_map(cap_merge_single(m));
 		engines = sn_xcalloc(n, sizeof(*engines));
 		for (uint32_t i = 0; i < n; i++) {
 			engines[i] = eng_new(&cfg->eng);

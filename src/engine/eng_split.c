@@ -4,7 +4,9 @@
  *
  * The file is cut into chunks (2 MiB, smaller with many threads: SPLIT_INFLIGHT). Any thread
  * may read ("scan") any chunk:
- * it prefaults the chunk's pages, finds the chunk's first record by resynchronisation
+ * it copies the chunk's bytes and SPLIT_TAIL past them into a buffer with pread() (fill();
+ * SIPNAB_MAPPED=1 prefaults the chunk's pages of the mapping instead), finds the chunk's
+ * first record by resynchronisation
  * (cap_cursor_resync()), reads the records that start inside the chunk and sorts them by the
  * host pair of their outermost IP addresses into one list per thread. Thread i then analyses
  * list i of every chunk, chunk after chunk, with its own engine: every host pair reaches one
@@ -24,8 +26,9 @@
  * reads verified > c (acquire load), and counts the chunk done with an atomic decrement.
  * The lock is taken a few times per 2 MiB chunk (claiming a chunk to scan, verifying,
  * recycling the slots, sleeping when there is nothing to do), never per packet. At most
- * nslots chunks are in flight; a chunk's pages are given back to the kernel
- * (cap_reader_advise(), in whole 2 MiB blocks: recycle()) once every thread has analysed it,
+ * nslots chunks are in flight; a chunk's buffer is used again, and its pages of the mapping
+ * (read there when a record reached past the buffer) are given back to the kernel
+ * (cap_reader_advise(), in whole 2 MiB blocks: recycle()), once every thread has analysed it,
  * so resident memory stays bounded however large the file.
  */
 #include "config.h"
@@ -90,6 +93,7 @@ struct slot {
 	enum sn_status st;      /* SN_ENOTFOUND (clean end of the chunk), SN_ETRUNC, SN_EPARSE */
 	struct cap_cursor *cur; /* the read's cursor (its state at the end); owned */
 	struct rec_list *lists; /* one per thread, while the slot is in use; owned */
+	uint8_t *buf;           /* the chunk's bytes (fill()), while the slot is in use; owned */
 	atomic_uint pending;    /* threads still to analyse it */
 };
 
@@ -114,6 +118,11 @@ struct split {
 	 */
 	struct rec_list **spare;
 	uint32_t nspare;
+	/* The chunks' buffers (fill()) of freed slots, the last freed on top, for the same reason:
+	 * a buffer used again is mapped and in the caches; a new one is a fresh huge page */
+	uint8_t **spare_bufs;
+	uint32_t nspare_bufs;
+	bool mapped; /* SIPNAB_MAPPED=1: read through the mapping instead (prefaulted) */
 	/*
 	 * The lists' records: list_cap for each of the n lists of each of the list_sets sets, set k
 	 * taken when the k-th set is first made (claim()); a list that outgrows its part moves to
@@ -199,8 +208,29 @@ static uint32_t owner_of(const struct split *sp, uint32_t b)
 	return o != SPLIT_UNOWNED ? o : b % sp->n;
 }
 
-/* Deal the buckets of the first SPLIT_DEAL_BYTES round-robin (see struct split). */
-static void deal_buckets(struct split *sp)
+/*
+ * Read the file's bytes from @p lo to @p hi and SPLIT_TAIL past it (for the chunk's last
+ * records) into @p buf for cursor @p c (cap_cursor_fill()): copied with pread() instead of
+ * mapped, what mapping them cost depends on how the page cache holds the file (4-64 KiB
+ * folios after a capture tool wrote it or cat read it: see cap_reader_read_windowed()).
+ */
+#define SPLIT_TAIL (64u << 10)
+
+static void fill(struct split *sp, struct cap_cursor *c, uint8_t **buf, size_t lo, size_t hi)
+{
+	if (sp->mapped) {
+		cap_reader_advise(sp->rd, lo, hi - lo, true);
+		return;
+	}
+	if (!*buf) {
+		*buf = sn_xmalloc_huge(sp->chunk + SPLIT_TAIL);
+	}
+	(void)cap_cursor_fill(c, *buf, lo, SN_MIN(hi + SPLIT_TAIL, sp->end) - lo);
+}
+
+/* Deal the buckets of the first SPLIT_DEAL_BYTES round-robin (see struct split), read into
+ * *@p buf (then the first spare buffer: the first chunk's bytes). */
+static void deal_buckets(struct split *sp, uint8_t **buf)
 {
 	struct cap_cursor *c = cap_cursor_new(sp->tmpl);
 	size_t hi = sp->end - sp->first > SPLIT_DEAL_BYTES ? sp->first + SPLIT_DEAL_BYTES : sp->end;
@@ -208,6 +238,7 @@ static void deal_buckets(struct split *sp)
 	uint32_t dealt = 0;
 
 	memset(sp->owner, 0xff, SPLIT_BUCKETS * sizeof(*sp->owner));
+	fill(sp, c, buf, sp->first, SN_MIN(hi, sp->first + sp->chunk));
 	cap_cursor_seek(c, sp->first, hi, false);
 	while (cap_cursor_next(c, &rec) == SN_OK) {
 		uint32_t b = cap_record_host_hash(&rec) % SPLIT_BUCKETS;
@@ -230,19 +261,21 @@ static void scan(struct split *sp, struct slot *s)
 	for (uint32_t i = 0; i < sp->n; i++) {
 		s->lists[i].n = 0;
 	}
-	cap_reader_advise(sp->rd, lo, hi - lo, true);
+	if (!s->rescan) {
+		/* a rescan's cursor holds the verified state at rescan_from (set when it was
+		 * marked) */
+		cap_cursor_copy_state(s->cur, sp->tmpl);
+	}
+	fill(sp, s->cur, &s->buf, lo, hi);
 	if (s->rescan) {
-		/* s->cur holds the verified state at rescan_from (set when it was marked) */
 		s->found = true;
 		s->start = s->rescan_from;
 		cap_cursor_seek(s->cur, s->start, hi, false);
 	} else if (s->chunk == 0) {
-		cap_cursor_copy_state(s->cur, sp->tmpl);
 		s->found = true;
 		s->start = sp->first;
 		cap_cursor_seek(s->cur, s->start, hi, false);
 	} else {
-		cap_cursor_copy_state(s->cur, sp->tmpl);
 		s->found = cap_cursor_resync(s->cur, lo, hi, &s->start) == SN_OK;
 		if (!s->found) {
 			s->end = hi;
@@ -327,6 +360,10 @@ static void recycle(struct split *sp, size_t *lo, size_t *hi)
 		s->state = SLOT_FREE;
 		sp->spare[sp->nspare++] = s->lists;
 		s->lists = NULL;
+		if (s->buf) {
+			sp->spare_bufs[sp->nspare_bufs++] = s->buf;
+			s->buf = NULL;
+		}
 		sp->released++;
 	}
 	if (done < sp->end) {
@@ -357,6 +394,9 @@ static struct slot *claim(struct split *sp)
 		return NULL;
 	}
 	s = slot_of(sp, sp->next_scan);
+	if (sp->nspare_bufs) {
+		s->buf = sp->spare_bufs[--sp->nspare_bufs]; /* else fill() makes one */
+	}
 	if (sp->nspare) {
 		s->lists = sp->spare[--sp->nspare];
 	} else {
@@ -472,6 +512,7 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	}
 	sp.rd = rd;
 	sp.n = n;
+	sp.mapped = getenv("SIPNAB_MAPPED") != NULL;
 	sp.engines = engines;
 	sp.nslots = 2 * n + 2;
 	sp.chunk = SN_MIN((size_t)SPLIT_CHUNK,
@@ -501,7 +542,9 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	sp.block = sn_xmalloc_huge(block_bytes);
 	sp.owner = sp.block;
 	sp.list_mem = (struct cap_record *)((char *)sp.block + owner_bytes);
-	deal_buckets(&sp);
+	sp.spare_bufs = sn_xcalloc(sp.nslots + 1, sizeof(*sp.spare_bufs));
+	deal_buckets(&sp, &sp.spare_bufs[0]);
+	sp.nspare_bufs = 1;
 	sp.slots = sn_xcalloc(sp.nslots, sizeof(*sp.slots));
 	for (uint32_t i = 0; i < sp.nslots; i++) {
 		sp.slots[i].cur = cap_cursor_new(sp.tmpl);
@@ -539,8 +582,13 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 		if (sp.slots[i].lists) {
 			sp.spare[sp.nspare++] = sp.slots[i].lists;
 		}
+		free(sp.slots[i].buf);
 		cap_cursor_free(sp.slots[i].cur);
 	}
+	for (uint32_t i = 0; i < sp.nspare_bufs; i++) {
+		free(sp.spare_bufs[i]);
+	}
+	free(sp.spare_bufs);
 	for (uint32_t i = 0; i < sp.nspare; i++) {
 		for (uint32_t j = 0; j < n; j++) {
 			if (sp.spare[i][j].own) {
