@@ -89,9 +89,9 @@ struct eng_msg {
 				     * (eng_config.rotate evicts lives oldest first); sits in what
 				     * was padding, so the struct does not grow */
 	struct eng_sdp_media *media; /* media_count entries, NULL without SDP */
-	const uint8_t *raw;          /* message bytes: in the input's own buffer when the message
-				      * lay in one record of a mapped file (valid while the readers
-				      * live), else a copy in the result (reassembled
+	const uint8_t *raw;          /* message bytes: in the file's mapping when the message lay
+				      * in one record of a mapped file (valid while the readers live;
+				      * read in when touched), else a copy in the result (reassembled
 				      * TCP/WebSocket/fragments, streamed input) when
 				      * eng_config.copy_messages, else NULL */
 	uint32_t raw_len;
