@@ -321,6 +321,11 @@ static int run_headless(const struct options *o)
 			return EXIT_USAGE;
 		}
 		formats[i] = cap_reader_format(readers[i]);
+		if (o->input_count > 1) {
+			/* a merge reads each file through its mapping: no descriptor kept (a
+			 * directory of rotated captures can be thousands of files) */
+			cap_reader_drop_fd(readers[i]);
+		}
 	}
 	if (o->input_count == 1 && cap_reader_mapped(readers[0])) {
 		tune_malloc(o->run.cores);

@@ -1710,6 +1710,26 @@ START_TEST(test_cap_reader_read_in_windows_only_for_a_mapped_file)
 	ck_assert_int_eq(cap_merge_next(m, &rec, NULL, NULL), SN_OK);
 	ck_assert(!rec.transient);
 	cap_merge_free(m);
+	/* without its descriptor (one of several inputs) a file is read through its mapping:
+	 * no windows, no buffers for ranges */
+	r = open_ok(path);
+	cap_reader_drop_fd(r);
+	ck_assert(!cap_reader_read_windowed(r, 0));
+	{
+		uint8_t b[64];
+		size_t first, end;
+		struct cap_cursor *c = cap_reader_split_begin(r, &first, &end);
+
+		ck_assert_ptr_nonnull(c);
+		ck_assert_uint_eq(cap_cursor_fill(c, b, first, sizeof(b)), 0);
+		cap_cursor_seek(c, first, end, false);
+		ck_assert_int_eq(cap_cursor_next(c, &rec), SN_OK);
+		ck_assert(!rec.transient);
+		cap_cursor_free(c);
+	}
+	ck_assert_int_eq(cap_reader_next(r, &rec), SN_OK);
+	ck_assert(!rec.transient);
+	cap_reader_free(r);
 }
 END_TEST
 

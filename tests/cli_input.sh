@@ -46,6 +46,34 @@ expect_eq "stdin RTP" "$(json_get "$TMPD/stdin.json" capture.rtp_packets)" "$(js
 expect_eq "two inputs packets" "$(json_get "$TMPD/two.json" capture.packets)" 1992
 expect_eq "two inputs files" "$(json_get "$TMPD/two.json" capture.files.1)" "$TMPD/s.pcap.gz"
 
+# a capture rotated into 300 files (tcpdump -C/-G) is merged back with only 64 descriptors: a
+# merge reads each file through its mapping and keeps no descriptor open for it
+python3 - "$S" "$TMPD/rot" <<'PY' || fail "rotating the sample"
+import os, struct, sys
+raw = open(sys.argv[1], "rb").read()
+os.mkdir(sys.argv[2])
+recs, off = [], 24
+while off < len(raw):
+    incl = struct.unpack("<I", raw[off + 8:off + 12])[0]
+    recs.append(raw[off:off + 16 + incl])
+    off += 16 + incl
+per = -(-len(recs) // 300)
+for i in range(300):
+    with open("%s/rot%03d.pcap" % (sys.argv[2], i), "wb") as f:
+        f.write(raw[:24] + b"".join(recs[i * per:(i + 1) * per]))
+PY
+set --
+for f in "$TMPD"/rot/rot*.pcap; do
+	set -- "$@" -I "$f"
+done
+(ulimit -n 64 && "$SIPNAB_BIN" -N "$@" --report=json >"$TMPD/rot.json" 2>"$TMPD/err")
+expect_eq "300 rotated files with 64 descriptors: exit status" "$?" 0
+expect_eq "300 rotated files: files" "$(json_get "$TMPD/rot.json" capture.files.299)" "$TMPD/rot/rot299.pcap"
+for k in capture.packets capture.sip_messages capture.rtp_packets summary.calls summary.streams; do
+	expect_eq "300 rotated files: $k" "$(json_get "$TMPD/rot.json" $k)" \
+		"$(json_get "$TMPD/full.json" $k)"
+done
+
 # usage errors
 "$SIPNAB_BIN" -N >"$TMPD/out" 2>&1
 expect_eq "exit status without input" "$?" 2

@@ -179,6 +179,12 @@ bool cap_reader_mapped(const struct cap_reader *r);
  * @return true when @p r reads in windows; false for any other input (nothing changes)
  */
 bool cap_reader_read_windowed(struct cap_reader *r, size_t window);
+/**
+ * Close the descriptor that a mapped file keeps open for cap_reader_read_windowed() and
+ * cap_cursor_fill(); the file is then read through its mapping only. For one of several inputs
+ * (a merge reads neither way), so that thousands of them need no descriptor each.
+ */
+void cap_reader_drop_fd(struct cap_reader *r);
 /** Length of the file that cap_reader_mapped() @p r maps; 0 for any other input. */
 /** The mapping of the file that cap_reader_mapped() @p r maps, NULL for any other input:
  *  a record's bytes are at offset + data_at in it, whether or not it is read in windows. */

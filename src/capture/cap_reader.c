@@ -1378,6 +1378,14 @@ static uint32_t cap_window_batch(struct cap_reader *r, struct cap_record *recs, 
 	return n;
 }
 
+void cap_reader_drop_fd(struct cap_reader *r)
+{
+	if (r->fd >= 0 && !r->win) {
+		close(r->fd);
+		r->fd = -1;
+	}
+}
+
 bool cap_reader_read_windowed(struct cap_reader *r, size_t window)
 {
 	if (!cap_reader_mapped(r) || r->fd < 0 || r->win) {
