@@ -185,10 +185,10 @@ bool cap_reader_read_windowed(struct cap_reader *r, size_t window);
  * (a merge reads neither way), so that thousands of them need no descriptor each.
  */
 void cap_reader_drop_fd(struct cap_reader *r);
-/** Length of the file that cap_reader_mapped() @p r maps; 0 for any other input. */
 /** The mapping of the file that cap_reader_mapped() @p r maps, NULL for any other input:
  *  a record's bytes are at offset + data_at in it, whether or not it is read in windows. */
 const uint8_t *cap_reader_map(const struct cap_reader *r);
+/** Length of the file that cap_reader_mapped() @p r maps; 0 for any other input. */
 size_t cap_reader_mapped_length(const struct cap_reader *r);
 /**
  * Prefault (@p need) or give back (!@p need; whole pages only) a byte range of a mapped

@@ -1324,22 +1324,31 @@ static void cap_window_fill(struct cap_reader *r, size_t want)
 	}
 }
 
+/* Reading from a buffer that holds part of the file ([base, len) of file_len bytes): @p st
+ * ended at the buffer's end, not the file's (the record at pos reaches past it, SN_ETRUNC, or
+ * it ends there, SN_ENOTFOUND). Then the error is cleared: the caller reads on from pos with
+ * more of the file (a window refilled, a cursor on the mapping). */
+static bool cap_past_buffer(struct cap_reader *r, enum sn_status st)
+{
+	if (r->len >= r->file_len || (st != SN_ETRUNC && st != SN_ENOTFOUND)) {
+		return false;
+	}
+	r->err_st = SN_OK;
+	memset(&r->err, 0, sizeof(r->err));
+	return true;
+}
+
 /* Windowed: the next record, SN_OK; else whether the record at pos reaches past the window
- * (*more: SN_ETRUNC before the file's end, the error cleared) or why reading ended. */
+ * (*more, the error cleared: cap_past_buffer()) or why reading ended. */
 static enum sn_status cap_window_take(struct cap_reader *r, struct cap_record *rec, bool *more)
 {
 	enum sn_status st;
 
-	*more = false;
 	cap_prefetch_ahead(r);
 	st = cap_parse_next(r, rec);
+	*more = cap_past_buffer(r, st);
 	if (st == SN_OK) {
 		rec->transient = true;
-	} else if ((st == SN_ETRUNC || st == SN_ENOTFOUND) && r->len < r->file_len) {
-		/* the window's end, not the file's */
-		*more = true;
-		r->err_st = SN_OK;
-		memset(&r->err, 0, sizeof(r->err));
 	}
 	return st;
 }
@@ -1794,11 +1803,9 @@ static void cap_cursor_unbuffer(struct cap_reader *r)
  * before the input's end): it and the rest are read from the mapping, the error cleared. */
 static bool cap_cursor_past_buffer(struct cap_reader *r, enum sn_status st)
 {
-	if (!r->whole || r->len >= r->file_len || (st != SN_ETRUNC && st != SN_ENOTFOUND)) {
+	if (!r->whole || !cap_past_buffer(r, st)) {
 		return false;
 	}
-	r->err_st = SN_OK;
-	memset(&r->err, 0, sizeof(r->err));
 	cap_cursor_unbuffer(r);
 	return true;
 }
