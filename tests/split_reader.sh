@@ -406,8 +406,11 @@ if [ -d "$PUBLIC" ]; then
 fi
 
 # 6. the file bytes in flight do not grow with the threads: a 65 MB capture at --cores 16
-# stays within 24 MiB of --cores 2 (2 MiB chunks for every thread count held 2n + 2 of them
-# mapped in, and n record lists each: +69 MiB at 16 threads)
+# stays within 32 MiB of --cores 2 (2 MiB chunks for every thread count held 2n + 2 of them
+# mapped in, and n record lists each: +69 MiB at 16 threads). The bound was 24 MiB while the
+# chunks were mapped; with each thread's chunk buffers (at most n + 2) the sanitizer build
+# measured 22.2-24.3 MiB between the two (a plain build 13-22), so it failed now and then
+# for what it is not about
 python3 "$SIPNAB_SRCDIR/bench/carrier.py" --calls 2500 --out "$TMPD/c2500.pcap" 2>/dev/null ||
 	fail "carrier.py"
 # The lowest of three runs: how far the scanning runs ahead of the analysis, and so how many
@@ -435,9 +438,9 @@ rss16=$(peak_rss 16)
 expect_eq "--cores 16, default chunks: same report as --cores 2" \
 	"$(cmp -s "$TMPD/r2.json" "$TMPD/r16.json" && echo same)" same
 checks=$((checks + 1))
-if [ "$rss2" -gt 0 ] && [ "$rss16" -gt 0 ] && [ "$rss16" -lt $((rss2 + 24 * 1024)) ]; then
+if [ "$rss2" -gt 0 ] && [ "$rss16" -gt 0 ] && [ "$rss16" -lt $((rss2 + 32 * 1024)) ]; then
 	pass "peak RSS at --cores 16: $rss16 KiB (--cores 2: $rss2 KiB)"
 else
-	fail "peak RSS at --cores 16: $rss16 KiB, --cores 2: $rss2 KiB (more than 24 MiB apart)"
+	fail "peak RSS at --cores 16: $rss16 KiB, --cores 2: $rss2 KiB (more than 32 MiB apart)"
 fi
 finish
