@@ -1165,6 +1165,31 @@ static struct rec_log *log_sequential(const char *path)
 	return log;
 }
 
+/*
+ * What a reader reports for a file cut to @p cut bytes after it opened it, given @p log of
+ * the cut file read whole: the same records, then the cut record's truncation, or a cut between
+ * two records, saying that the file shrank (a new log; its records' data stay in @p log).
+ */
+static struct rec_log *log_cut_under(const struct rec_log *log, size_t cut)
+{
+	struct rec_log *want = log_new();
+	char msg[2 * sizeof(want->err.msg)];
+
+	memcpy(want, log, sizeof(*want));
+	want->end = SN_ETRUNC;
+	if (log->end == SN_ETRUNC) {
+		snprintf(msg, sizeof(msg), "%s: it shrank to %zu bytes while it was read",
+			 log->err.msg, cut);
+	} else {
+		ck_assert_int_eq(log->end, SN_ENOTFOUND);
+		want->err.offset = cut;
+		snprintf(msg, sizeof(msg), "file shrank to %zu bytes while it was read", cut);
+	}
+	ck_assert_uint_lt(strlen(msg), sizeof(want->err.msg));
+	memcpy(want->err.msg, msg, sizeof(want->err.msg));
+	return want;
+}
+
 /* @p rec is record @p i of @p log: same offset, time, lengths, link type, interface, bytes. */
 static void expect_log_rec(const struct rec_log *log, size_t i, const struct cap_record *rec)
 {
@@ -1270,28 +1295,21 @@ static enum sn_status read_range(struct cap_cursor *c, struct rec_log *out)
  */
 #define NO_FILL SIZE_MAX
 
-/* The records of range [lo, hi): each starts in it, is read from @p buf when it lies in the
- * bytes read into it, else from the mapping, and is at offset + data_at in the file. */
+/* The records of range [lo, hi): each starts in it, is read from @p buf and the cursor's own
+ * buffers past it when there is a @p buf, else from the mapping, and is at offset + data_at
+ * in the file. */
 static void expect_in_place(const struct cap_reader *r, const struct rec_log *got,
 			    const uint8_t *buf, size_t lo, size_t hi, size_t filled)
 {
-	bool pcap = strcmp(cap_reader_format(r), "pcap") == 0;
-
 	for (size_t j = 0; j < got->n; j++) {
 		const struct cap_record *rec = &got->rec[j];
 		const uint8_t *at = cap_reader_map(r) + rec->offset + rec->data_at;
 
 		ck_assert(memcmp(at, rec->data, rec->caplen) == 0);
 		ck_assert_uint_lt(rec->offset, hi);
-		/* a pcap record ends with its data (a pcapng block has more after it) */
-		if (buf && pcap && rec->offset >= lo &&
-		    rec->offset + rec->data_at + rec->caplen <= lo + filled) {
-			ck_assert_msg(rec->transient, "record at %llu of [%zu, +%zu) not from the buffer",
-				      (unsigned long long)rec->offset, lo, filled);
-		}
-		if (!buf) {
-			ck_assert(!rec->transient);
-		}
+		/* transient: from a buffer, never the mapping */
+		ck_assert_msg(rec->transient == (buf != NULL), "record at %llu of [%zu, +%zu)",
+			      (unsigned long long)rec->offset, lo, filled);
 	}
 }
 
@@ -1309,21 +1327,31 @@ static size_t fill_range(struct cap_cursor *c, uint8_t **buf, size_t lo, size_t 
 	return cap_cursor_fill(c, *buf, lo, hi - lo + tail);
 }
 
-static size_t read_verified_filled(const char *path, size_t range_len, const struct rec_log *log,
-				   size_t tail);
+static size_t read_verified_cut(const char *path, size_t range_len, const struct rec_log *log,
+				size_t tail, size_t cut);
 
 static size_t read_verified(const char *path, size_t range_len, const struct rec_log *log)
 {
-	return read_verified_filled(path, range_len, log, NO_FILL);
+	return read_verified_cut(path, range_len, log, NO_FILL, SIZE_MAX);
+}
+
+static size_t read_verified_filled(const char *path, size_t range_len, const struct rec_log *log,
+				   size_t tail)
+{
+	return read_verified_cut(path, range_len, log, tail, SIZE_MAX);
 }
 
 /*
  * read_verified(), each range read from a buffer of its bytes and @p tail more
- * (cap_cursor_fill()) unless @p tail is NO_FILL; a rescan fills it again.
+ * (cap_cursor_fill()) unless @p tail is NO_FILL; a rescan fills it again. Unless @p cut is
+ * SIZE_MAX, the file is cut to @p cut bytes once the reader has opened (and mapped) it, and
+ * @p cut_log is the log of the cut file (log_cut_under()).
  */
-static size_t read_verified_filled(const char *path, size_t range_len, const struct rec_log *log,
-				   size_t tail)
+static size_t read_verified_cut(const char *path, size_t range_len, const struct rec_log *cut_log,
+				size_t tail, size_t cut)
 {
+	struct rec_log *want = cut != SIZE_MAX ? log_cut_under(cut_log, cut) : NULL;
+	const struct rec_log *log = want ? want : cut_log;
 	uint8_t *buf = NULL;
 	size_t filled = 0;
 	struct cap_reader *r = open_ok(path);
@@ -1339,6 +1367,9 @@ static size_t read_verified_filled(const char *path, size_t range_len, const str
 
 	tmpl = cap_reader_split_begin(r, &first, &end);
 	ck_assert_ptr_nonnull(tmpl);
+	if (cut != SIZE_MAX) {
+		ck_assert_int_eq(truncate(path, (off_t)cut), 0);
+	}
 	state = cap_cursor_new(tmpl);
 	c = cap_cursor_new(tmpl);
 	expect = first;
@@ -1390,6 +1421,7 @@ static size_t read_verified_filled(const char *path, size_t range_len, const str
 	cap_reader_free(r);
 	free(got);
 	free(buf);
+	free(want);
 	return rereads;
 }
 
@@ -1633,13 +1665,14 @@ END_TEST
 
 /* A file cut while it is read (a capture rotated under the reader): read through a mapping,
  * touching the lost pages would kill the process (SIGBUS); read in windows, it is a
- * truncation at the record that was cut, and every record before it is read. */
+ * truncation at the record that was cut, which says that the file shrank, and every record
+ * before it is read. */
 START_TEST(test_cap_reader_read_in_windows_survives_a_file_cut_under_it)
 {
 	static struct tbuf t;
 	struct cap_reader *r;
 	struct cap_record rec;
-	struct rec_log *log;
+	struct rec_log *log, *want;
 	const char *path;
 	enum sn_status st;
 	size_t cut;
@@ -1666,10 +1699,45 @@ START_TEST(test_cap_reader_read_in_windows_survives_a_file_cut_under_it)
 	}
 	ck_assert_int_eq(st, SN_ETRUNC);
 	ck_assert_uint_eq(i, 40);
-	ck_assert_uint_eq(cap_reader_error(r)->offset, log->err.offset);
-	ck_assert_str_eq(cap_reader_error(r)->msg, log->err.msg);
+	want = log_cut_under(log, cut);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, want->err.offset);
+	ck_assert_str_eq(cap_reader_error(r)->msg, want->err.msg);
 	cap_reader_free(r);
+	free(want);
 	free(log);
+}
+END_TEST
+
+/* The same for ranges read from buffers (--cores 2 and up): the range that reads short ends
+ * at the cut record, and nothing is read from the mapping, whose pages past the cut are
+ * lost. */
+START_TEST(test_cap_cursor_ranges_from_buffers_survive_a_file_cut_under_them)
+{
+	static const size_t lens[] = {64, 1000, 5000};
+	static const size_t tails[] = {0, 16, 4096};
+	static struct tbuf t;
+	struct rec_log *log;
+	const char *path;
+	size_t cuts[3];
+
+	memset(&t, 0, sizeof(t));
+	pcap_many(&t, 160); /* 14.6 KB: pages of the mapping wholly past each cut */
+	log = log_sequential(tmp_write(t.b, t.n));
+	cuts[0] = log->rec[40].offset + 20;  /* inside a record's data */
+	cuts[1] = log->rec[90].offset + 7;   /* inside a record's header */
+	cuts[2] = log->rec[120].offset;      /* between two records: a clean end */
+	free(log);
+	for (size_t k = 0; k < SN_ARRAY_SIZE(cuts); k++) {
+		log = log_sequential(tmp_write(t.b, cuts[k]));
+		ck_assert_int_eq(log->end, k < 2 ? SN_ETRUNC : SN_ENOTFOUND);
+		for (size_t i = 0; i < SN_ARRAY_SIZE(lens); i++) {
+			for (size_t j = 0; j < SN_ARRAY_SIZE(tails); j++) {
+				path = tmp_write(t.b, t.n);
+				read_verified_cut(path, lens[i], log, tails[j], cuts[k]);
+			}
+		}
+		free(log);
+	}
 }
 END_TEST
 
@@ -2395,6 +2463,7 @@ static Suite *cap_reader_suite(void)
 	tcase_add_test(tc,
 		       test_cap_reader_read_in_windows_reports_truncation_and_corruption_like_mapped);
 	tcase_add_test(tc, test_cap_reader_read_in_windows_survives_a_file_cut_under_it);
+	tcase_add_test(tc, test_cap_cursor_ranges_from_buffers_survive_a_file_cut_under_them);
 	tcase_add_test(tc, test_cap_reader_read_in_windows_only_for_a_mapped_file);
 	CAP_TCASE("cursor");
 	tcase_add_test(tc, test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges);

@@ -123,7 +123,9 @@ void cap_cursor_copy_state(struct cap_cursor *dst, const struct cap_cursor *src)
 /**
  * Find the first offset in [from, limit) where plausible record (pcap) or block (pcapng)
  * headers follow each other (resynchronisation).
- * @return SN_OK with *at set; SN_ENOTFOUND when there is none.
+ * @return SN_OK with *at set; SN_ENOTFOUND when there is none, or when a cursor reading
+ *         from a buffer (cap_cursor_fill()) cannot tell from the bytes it holds: read the
+ *         range again from where the range before it ended.
  */
 enum sn_status cap_cursor_resync(const struct cap_cursor *c, size_t from, size_t limit,
 				 size_t *at);
@@ -145,10 +147,15 @@ enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec);
  * read the cursor's records from there until the next cap_cursor_copy_state() or fill: what
  * mapping a file costs depends on how the page cache holds it (cap_reader_read_windowed()).
  * A record that reaches past the bytes read, a seek outside them, and what comes after are
- * read through the mapping. Records read from @p buf are marked transient: @p buf must
- * outlive them (their bytes are at offset + data_at in cap_reader_map() as well).
+ * read with pread() into buffers of the cursor's own, kept until the next fill; a chain of
+ * records that resynchronisation cannot follow to its end within them is not found
+ * (cap_cursor_resync()). The file is never read through the mapping then: when it ends
+ * before the bytes asked for (cut under the reader), the input ends there, a truncation at
+ * the cut record as for a sequential reader. Records read from buffers are marked transient:
+ * @p buf must outlive them (their bytes are at offset + data_at in cap_reader_map() as well).
  * Thread: any thread, for its own cursor (pread() on the reader's descriptor).
- * @return the bytes read (fewer at the end of the file; 0: the cursor reads the mapping)
+ * @return the bytes read (fewer at the end of the file; 0 and the cursor reads the mapping
+ *         when the reader has no descriptor: cap_reader_drop_fd())
  */
 size_t cap_cursor_fill(struct cap_cursor *c, uint8_t *buf, size_t off, size_t len);
 /** Offset of the next record or block the cursor would read. */

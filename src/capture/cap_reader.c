@@ -128,6 +128,8 @@ struct cap_reader {
 	size_t base;           /* file offset of buf[0]; 0 unless windowed */
 	size_t file_len;
 	int io_err;            /* windowed: reading the file failed at file_len (errno) */
+	bool shrank;           /* windowed: the file ended at file_len, before its length at open */
+	size_t shrunk_to;      /* and was this long then (fstat()) */
 	/* a cursor: file_len is the input's length; reading from a buffer (cap_cursor_fill()),
 	 * buf holds [base, len) of it, and whole is the mapping the buffer stands in for (NULL
 	 * when buf is the mapping itself) */
@@ -704,6 +706,13 @@ static enum sn_status cap_fail_short(struct cap_reader *r, size_t off, uint64_t 
 			    r->len, strerror(r->io_err), off);
 		return cap_fail(r, SN_ETRUNC, off);
 	}
+	if (r->shrank) {
+		sn_diag_set(&r->err, 0,
+			    "file ends inside a record at byte offset %zu (%llu bytes missing): it "
+			    "shrank to %zu bytes while it was read", off, (unsigned long long)missing,
+			    r->shrunk_to);
+		return cap_fail(r, SN_ETRUNC, off);
+	}
 	sn_diag_set(&r->err, 0,
 		    "file ends inside a record at byte offset %zu (%llu bytes missing)%s", off,
 		    (unsigned long long)missing,
@@ -724,6 +733,11 @@ static enum sn_status cap_end(struct cap_reader *r)
 		sn_diag_set(&r->err, 0,
 			    "the gzip stream is corrupt or truncated after %zu decompressed bytes",
 			    r->len);
+		return cap_fail(r, SN_ETRUNC, r->len);
+	}
+	if (r->shrank) {
+		/* cut between two records: the rest of what it held at open is gone all the same */
+		sn_diag_set(&r->err, 0, "file shrank to %zu bytes while it was read", r->shrunk_to);
 		return cap_fail(r, SN_ETRUNC, r->len);
 	}
 	return SN_ENOTFOUND;
@@ -1283,6 +1297,21 @@ static enum sn_status cap_parse_next(struct cap_reader *r, struct cap_record *re
 
 /* Make the window hold at least @p want bytes from pos (or the rest of the file): what is
  * left unread moves to its start and the rest of it is read. Records before pos die. */
+/* A read of the file ended at file_len: when @p eof (read() gave 0 within the length the file
+ * had at open), it shrank, to the length fstat() gives now (file_len, at most: the length
+ * when it could not tell; the file may have grown again since). */
+static void cap_note_shrink(struct cap_reader *r, bool eof)
+{
+	struct stat st;
+
+	r->shrank = eof;
+	r->shrunk_to = r->file_len;
+	if (eof && fstat(r->fd, &st) == 0 && st.st_size >= 0 &&
+	    (uint64_t)st.st_size < r->file_len) {
+		r->shrunk_to = (size_t)st.st_size;
+	}
+}
+
 static void cap_window_fill(struct cap_reader *r, size_t want)
 {
 	size_t have = r->len - r->pos;
@@ -1317,9 +1346,11 @@ static void cap_window_fill(struct cap_reader *r, size_t want)
 		if (got < 0 && errno == EINTR) {
 			continue;
 		}
-		/* the file ends here: it shrank (0), or cannot be read (cap_end() tells) */
+		/* the file ends here: it shrank (0: it was longer at open), or cannot be read
+		 * (cap_end() tells) */
 		r->io_err = got < 0 ? errno : 0;
 		r->file_len = r->len;
+		cap_note_shrink(r, got == 0);
 		break;
 	}
 }
@@ -1559,6 +1590,10 @@ struct cap_cursor {
 	bool ts_known;        /* rd.last_ts_ns is the real previous timestamp */
 	bool needs_prev;      /* an SPB came before any timestamp was known */
 	bool changed;         /* an SHB or IDB was read: the state differs from the start */
+	/* buffers of the cursor's own, read past the one filled (cap_cursor_spill()), kept for
+	 * the records in them until the next fill */
+	uint8_t **spills;
+	uint32_t nspills, spill_cap;
 };
 
 static void cap_cursor_take_state(struct cap_cursor *c, const struct cap_reader *from)
@@ -1673,13 +1708,14 @@ void cap_cursor_copy_state(struct cap_cursor *dst, const struct cap_cursor *src)
  * or -1 for the first).
  */
 static bool cap_pcap_plausible(const struct cap_reader *r, size_t off, int64_t prev_sec,
-			       int64_t *sec, size_t *next)
+			       int64_t *sec, size_t *next, bool *cut)
 {
 	const uint8_t *h = r->buf + (off - r->base);
 	uint32_t frac, incl, orig;
 	uint32_t max_len = SN_MAX(r->snaplen, CAP_SYNC_MAX_INCL);
 
-	if (r->len - off < r->rec_hdr_len) {
+	*cut = r->len - off < r->rec_hdr_len;
+	if (*cut) {
 		return false;
 	}
 	*sec = cap_rd32(r, h);
@@ -1687,8 +1723,12 @@ static bool cap_pcap_plausible(const struct cap_reader *r, size_t off, int64_t p
 	incl = cap_rd32(r, h + 8);
 	orig = cap_rd32(r, h + 12);
 	if (frac >= (r->pcap_ns ? 1000000000u : 1000000u) || incl == 0 || incl > max_len ||
-	    orig < incl || orig > max_len || r->len - off - r->rec_hdr_len < incl ||
+	    orig < incl || orig > max_len ||
 	    (prev_sec >= 0 && (*sec > prev_sec + 86400 || *sec < prev_sec - 86400))) {
+		return false;
+	}
+	*cut = r->len - off - r->rec_hdr_len < incl;
+	if (*cut) {
 		return false;
 	}
 	*next = off + r->rec_hdr_len + incl;
@@ -1696,27 +1736,23 @@ static bool cap_pcap_plausible(const struct cap_reader *r, size_t off, int64_t p
 }
 
 /* A pcapng block at @p off that could be real (aligned, known type, both lengths agree). */
-static bool cap_pcapng_plausible(const struct cap_reader *r, size_t off, size_t *next)
+static bool cap_pcapng_plausible(const struct cap_reader *r, size_t off, size_t *next, bool *cut)
 {
 	const uint8_t *h = r->buf + (off - r->base);
 	uint32_t type, total;
 
-	if ((off & 3) != 0 || r->len - off < 12) {
+	*cut = false;
+	if ((off & 3) != 0) {
+		return false;
+	}
+	*cut = r->len - off < 12;
+	if (*cut) {
 		return false;
 	}
 	type = cap_rd32(r, h);
 	total = cap_rd32(r, h + 4);
-	if (total < 12 || (total & 3) != 0 || total > CAP_MAX_BLOCK_LEN || r->len - off < total ||
-	    cap_rd32(r, h + total - 4) != total) {
-		return false;
-	}
 	switch (type) {
 	case CAP_PCAPNG_EPB:
-		if (total < 32 || cap_rd32(r, h + 8) >= r->iface_count ||
-		    cap_rd32(r, h + 20) > total - 32) {
-			return false;
-		}
-		break;
 	case CAP_PCAPNG_SPB:
 	case CAP_PCAPNG_IDB:
 	case CAP_PCAPNG_OPB:
@@ -1727,22 +1763,42 @@ static bool cap_pcapng_plausible(const struct cap_reader *r, size_t off, size_t 
 	default:
 		return false;
 	}
+	if (total < 12 || (total & 3) != 0 || total > CAP_MAX_BLOCK_LEN) {
+		return false;
+	}
+	*cut = r->len - off < total;
+	if (*cut || cap_rd32(r, h + total - 4) != total) {
+		return false;
+	}
+	if (type == CAP_PCAPNG_EPB &&
+	    (total < 32 || cap_rd32(r, h + 8) >= r->iface_count || cap_rd32(r, h + 20) > total - 32)) {
+		return false;
+	}
 	*next = off + total;
 	return true;
 }
 
 /* Plausible headers that follow each other from @p off in what @p r holds: how many (at most
- * CAP_SYNC_CHAIN); *end = where the chain stopped. */
-static uint32_t cap_sync_chain(const struct cap_reader *r, size_t off, size_t *end)
+ * CAP_SYNC_CHAIN); *end = where the chain stopped, and *cut whether it stopped for want of
+ * bytes (a plausible header whose record or block reaches past what @p r holds, or the end of
+ * what it holds), when only the bytes past could tell. */
+static uint32_t cap_sync_chain(const struct cap_reader *r, size_t off, size_t *end, bool *cut)
 {
 	size_t p = off;
 	uint32_t n = 0;
 	int64_t sec = -1;
 
-	while (n < CAP_SYNC_CHAIN && p < r->len) {
+	*cut = false;
+	while (n < CAP_SYNC_CHAIN) {
 		size_t next;
-		bool ok = r->fmt == CAP_FMT_PCAP ? cap_pcap_plausible(r, p, sec, &sec, &next)
-						 : cap_pcapng_plausible(r, p, &next);
+		bool ok;
+
+		if (p >= r->len) {
+			*cut = true;
+			break;
+		}
+		ok = r->fmt == CAP_FMT_PCAP ? cap_pcap_plausible(r, p, sec, &sec, &next, cut)
+					    : cap_pcapng_plausible(r, p, &next, cut);
 		if (!ok) {
 			break;
 		}
@@ -1757,28 +1813,26 @@ enum sn_status cap_cursor_resync(const struct cap_cursor *c, size_t from, size_t
 				 size_t *at)
 {
 	const struct cap_reader *r = &c->rd;
-	struct cap_reader whole = *r;
 
-	if (r->whole) {
-		/* a chain that comes near the buffer's end is followed in the mapping */
-		whole.buf = r->whole;
-		whole.base = 0;
-		whole.len = r->file_len;
-	}
 	limit = SN_MIN(limit, r->file_len);
+	if (from < r->base) {
+		return SN_ENOTFOUND; /* a buffer that starts after from: not known here */
+	}
 	for (size_t off = from; off < limit; off++) {
-		const struct cap_reader *v = r;
 		size_t p;
 		uint32_t n;
+		bool cut;
 
 		if (off >= r->len) {
-			v = &whole;
+			return SN_ENOTFOUND; /* past the buffer (below) */
 		}
-		n = cap_sync_chain(v, off, &p);
-		if (v == r && r->whole && n < CAP_SYNC_CHAIN &&
-		    r->len - p <= SN_MAX(r->snaplen, CAP_SYNC_MAX_INCL) + 64u) {
-			v = &whole;
-			n = cap_sync_chain(v, off, &p);
+		n = cap_sync_chain(r, off, &p, &cut);
+		if (n < CAP_SYNC_CHAIN && cut && r->len < r->file_len) {
+			/* the chain runs past the buffer's end: not known from the buffer. Followed
+			 * in the mapping before, whose pages are lost when the file is cut under the
+			 * reader (SIGBUS); the caller reads the range again from where the range
+			 * before it ended instead */
+			return SN_ENOTFOUND;
 		}
 		if (n == CAP_SYNC_CHAIN || (n > 0 && p == r->file_len)) {
 			*at = off;
@@ -1799,55 +1853,116 @@ static void cap_cursor_unbuffer(struct cap_reader *r)
 	}
 }
 
-/* The record at pos reaches past the cursor's buffer (SN_ETRUNC, or SN_ENOTFOUND at its end,
- * before the input's end): it and the rest are read from the mapping, the error cleared. */
-static bool cap_cursor_past_buffer(struct cap_reader *r, enum sn_status st)
+/* A cursor reading from a buffer reads @p buf, the file's bytes [@p off, @p off + @p got),
+ * from now on. */
+static void cap_cursor_view(struct cap_reader *r, const uint8_t *buf, size_t off, size_t got)
 {
-	if (!r->whole || !cap_past_buffer(r, st)) {
+	r->buf = buf;
+	r->base = off;
+	r->len = off + got;
+	r->prefetched = 0;
+}
+
+/*
+ * pread() the file's bytes [@p off, @p off + @p len) into @p buf; the bytes read. Fewer when
+ * the file ends before them now (it shrank: a capture rotated or cut under the reader) or
+ * cannot be read there: then the input ends where the bytes read end (file_len; shrank or
+ * io_err says why, as for windows: cap_window_fill()), and what lies past is never read from the mapping,
+ * whose lost pages would kill the process (SIGBUS).
+ */
+static size_t cap_cursor_pread(struct cap_reader *r, uint8_t *buf, size_t off, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t k = pread(r->fd, buf + got, len - got, (off_t)(off + got));
+
+		if (k > 0) {
+			got += (size_t)k;
+			continue;
+		}
+		if (k < 0 && errno == EINTR) {
+			continue;
+		}
+		r->io_err = k < 0 ? errno : 0;
+		r->file_len = off + got;
+		cap_note_shrink(r, k == 0);
+		break;
+	}
+	return got;
+}
+
+static void cap_cursor_drop_spills(struct cap_cursor *c)
+{
+	for (uint32_t i = 0; i < c->nspills; i++) {
+		free(c->spills[i]);
+	}
+	c->nspills = 0;
+}
+
+#define CAP_SPILL_TAIL (64u << 10) /* a spill's bytes past the range's stop */
+#define CAP_SPILL_MAX  (2u << 20)  /* and before it, at most */
+
+/*
+ * The record at pos reaches past the bytes the cursor holds: read from pos into a new buffer
+ * of the cursor's own, up to the range's stop and CAP_SPILL_TAIL past it (at most
+ * CAP_SPILL_MAX before it), and at least twice what was left, so that a long record takes a
+ * few spills at most. The buffers read before stay until the next fill: records point into
+ * them.
+ */
+static void cap_cursor_spill(struct cap_cursor *c)
+{
+	struct cap_reader *r = &c->rd;
+	size_t have = r->len > r->pos ? r->len - r->pos : 0;
+	size_t want = c->stop > r->pos ? SN_MIN(c->stop - r->pos, (size_t)CAP_SPILL_MAX) : 0;
+	uint8_t *b;
+
+	want = SN_MIN(SN_MAX(want + CAP_SPILL_TAIL, 2 * have), r->file_len - r->pos);
+	if (c->nspills == c->spill_cap) {
+		c->spill_cap = c->spill_cap ? 2 * c->spill_cap : 4;
+		c->spills = sn_xrealloc(c->spills, c->spill_cap * sizeof(*c->spills));
+	}
+	b = sn_xmalloc(SN_MAX(want, (size_t)1));
+	c->spills[c->nspills++] = b;
+	cap_cursor_view(r, b, r->pos, cap_cursor_pread(r, b, r->pos, want));
+}
+
+/* The record at pos reaches past the cursor's buffer (SN_ETRUNC, or SN_ENOTFOUND at its end,
+ * before the input's end): the error cleared, it and the rest are read into a spill. */
+static bool cap_cursor_past_buffer(struct cap_cursor *c, enum sn_status st)
+{
+	if (!c->rd.whole || !cap_past_buffer(&c->rd, st)) {
 		return false;
 	}
-	cap_cursor_unbuffer(r);
+	cap_cursor_spill(c);
 	return true;
 }
 
 size_t cap_cursor_fill(struct cap_cursor *c, uint8_t *buf, size_t off, size_t len)
 {
 	struct cap_reader *r = &c->rd;
-	const uint8_t *whole;
-	size_t got = 0;
+	size_t got;
 
 	cap_cursor_unbuffer(r);
-	if (r->fd < 0 || off >= r->file_len) {
+	cap_cursor_drop_spills(c);
+	if (r->fd < 0) {
 		return 0;
 	}
-	len = SN_MIN(len, r->file_len - off);
-	while (got < len) {
-		ssize_t k = pread(r->fd, buf + got, len - got, (off_t)(off + got));
-
-		if (k > 0) {
-			got += (size_t)k;
-		} else if (k == 0 || errno != EINTR) {
-			break; /* the rest is read from the mapping */
-		}
-	}
-	if (got == 0) {
-		return 0;
-	}
-	whole = r->buf;
-	r->whole = whole;
-	r->buf = buf;
-	r->base = off;
-	r->len = off + got;
-	r->prefetched = 0;
+	off = SN_MIN(off, r->file_len);
+	got = cap_cursor_pread(r, buf, off, SN_MIN(len, r->file_len - off));
+	r->whole = r->buf;
+	cap_cursor_view(r, buf, off, got);
 	return got;
 }
 
 void cap_cursor_seek(struct cap_cursor *c, size_t start, size_t stop, bool speculative)
 {
-	if (start < c->rd.base || start > c->rd.len) {
-		cap_cursor_unbuffer(&c->rd); /* outside the buffer */
+	start = SN_MIN(start, c->rd.file_len);
+	if (c->rd.whole && (start < c->rd.base || start > c->rd.len)) {
+		/* outside the buffer: nothing held there, read into a spill at the first record */
+		cap_cursor_view(&c->rd, c->rd.buf, start, 0);
 	}
-	c->rd.pos = SN_MIN(start, c->rd.file_len);
+	c->rd.pos = start;
 	c->stop = stop;
 	c->rd.prefetched = 0;
 	c->rd.err_st = SN_OK;
@@ -1876,7 +1991,7 @@ enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec)
 	cap_prefetch_ahead(r);
 	if (r->fmt == CAP_FMT_PCAP) {
 		st = cap_pcap_next(r, rec);
-		if (cap_cursor_past_buffer(r, st)) {
+		while (cap_cursor_past_buffer(c, st)) {
 			st = cap_pcap_next(r, rec);
 		}
 		rec->transient = r->whole != NULL;
@@ -1887,7 +2002,7 @@ enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec)
 		if (r->state_changed) {
 			c->changed = true;
 		}
-		if (cap_cursor_past_buffer(r, st)) {
+		if (cap_cursor_past_buffer(c, st)) {
 			continue;
 		}
 		rec->transient = r->whole != NULL;
@@ -1940,6 +2055,8 @@ void cap_cursor_free(struct cap_cursor *c)
 	if (!c) {
 		return;
 	}
+	cap_cursor_drop_spills(c);
+	free(c->spills);
 	free(c->rd.ifaces);
 	free(c);
 }

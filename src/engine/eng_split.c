@@ -3,12 +3,12 @@
  * analyse (sharded reading).
  *
  * The file is cut into chunks (2 MiB less 64 KiB, smaller with many threads: SPLIT_INFLIGHT).
- * Any thread may read ("scan") any chunk:
- * it copies the chunk's bytes and SPLIT_TAIL past them into a buffer with pread() (fill();
- * SIPNAB_MAPPED=1 prefaults the chunk's pages of the mapping instead), finds the chunk's
- * first record by resynchronisation
- * (cap_cursor_resync()), reads the records that start inside the chunk and sorts them by the
- * host pair of their outermost IP addresses into one list per thread. Thread i then analyses
+ * Any thread may read ("scan") any chunk: it copies the chunk's bytes and SPLIT_TAIL past
+ * them into a buffer with pread() (fill(); a record reaching past the buffer is read into one
+ * of the cursor's own: cap_cursor_fill(); SIPNAB_MAPPED=1 prefaults the chunk's pages of the
+ * mapping instead), finds the chunk's first record by resynchronisation (cap_cursor_resync()),
+ * reads the records that start inside the chunk and sorts them by the host pair of their
+ * outermost IP addresses into one list per thread. Thread i then analyses
  * list i of every chunk, chunk after chunk, with its own engine: every host pair reaches one
  * engine in capture order, exactly as in the single-reader path, so the result is the same
  * for every N.
@@ -19,17 +19,19 @@
  * (cap_cursor_pos()) with the state chunk c-1 ended with; otherwise it is read again from
  * there. The records analysed are therefore always those of one sequential reader. A chunk
  * that ends in an error (truncated or corrupt record) ends the input there, as it would for a
- * sequential reader.
+ * sequential reader; so does a file cut while it is read (a capture rotated under sipnab):
+ * the chunk that reads short ends at the cut record, and the mapping, whose lost pages would
+ * kill the process (SIGBUS), is not read.
  *
  * Hand-off: a chunk's lists are written by the thread that scanned it and published by the
  * verified-chunk counter (release store); a thread analyses chunk c without a lock once it
  * reads verified > c (acquire load), and counts the chunk done with an atomic decrement.
  * The lock is taken a few times per chunk (claiming a chunk to scan, verifying,
  * recycling the slots, sleeping when there is nothing to do), never per packet. At most
- * nslots chunks are in flight; a chunk's buffer is used again, and its pages of the mapping
- * (read there when a record reached past the buffer) are given back to the kernel
- * (cap_reader_advise(), in whole 2 MiB blocks: recycle()), once every thread has analysed it,
- * so resident memory stays bounded however large the file.
+ * n + 2 chunks are in flight (one per buffer; nslots read through the mapping); a chunk's
+ * buffer is used again, and its pages of the mapping (SIPNAB_MAPPED) are given back to the
+ * kernel (cap_reader_advise(), in whole 2 MiB blocks: recycle()), once every thread has
+ * analysed it, so resident memory stays bounded however large the file.
  */
 #include "config.h"
 
@@ -131,12 +133,16 @@ struct split {
 	 * a buffer used again is mapped and in the caches; a new one is a fresh huge page */
 	uint8_t **spare_bufs;
 	uint32_t nspare_bufs;
-	/* Buffers made so far, at most one per thread and 2 more (n + 2): a chunk
-	 * claimed when none is spare and no more may be made is read through the mapping. The
-	 * slots (2n + 2) let the scanning run ahead of the analysis, and every slot with a
-	 * buffer of its own kept the high-water mark of them resident: at 16 threads and
-	 * under the sanitizers, peak RSS came 18-34 MiB above two threads' (tests/split_reader.sh
-	 * allows 24) */
+	/* Buffers made so far, at most one per thread and 2 more (n + 2): no chunk is claimed
+	 * when none is spare and no more may be made (claim()), so at most n + 2 chunks are in
+	 * flight (2n + 2 read through the mapping). Every slot with a buffer of its own kept the
+	 * high-water mark of them resident: at 16 threads and under the sanitizers, peak RSS
+	 * came 18-34 MiB above two threads' (tests/split_reader.sh allowed 24). A chunk claimed
+	 * past the buffers was read through the mapping, 0-9 of a run's chunks at two cores
+	 * (26-259 chunks, the sweep captures and c5k): a file cut under the reader then killed
+	 * it (SIGBUS). Waiting for a buffer instead took 0.987 of the time on the 2,000-call
+	 * capture (31 rounds), 0.982 on 8,000 calls, 1.012 on c5k, 0.991 on 20,000 calls
+	 * (bench/ab.sh, paired). */
 	uint32_t bufs_made, bufs_max;
 	bool mapped; /* SIPNAB_MAPPED=1: read through the mapping instead (prefaulted) */
 	/*
@@ -230,11 +236,10 @@ static uint32_t owner_of(const struct split *sp, uint32_t b)
  * mapped, what mapping them cost depends on how the page cache holds the file (4-64 KiB
  * folios after a capture tool wrote it or cat read it: see cap_reader_read_windowed()).
  */
-#define SPLIT_NO_BUF ((uint8_t *)1) /* a slot's buf: read this chunk through the mapping */
 
 static void fill(struct split *sp, struct cap_cursor *c, uint8_t **buf, size_t lo, size_t hi)
 {
-	if (sp->mapped || *buf == SPLIT_NO_BUF) {
+	if (sp->mapped) {
 		cap_reader_advise(sp->rd, lo, hi - lo, true);
 		return;
 	}
@@ -376,7 +381,7 @@ static void recycle(struct split *sp, size_t *lo, size_t *hi)
 		s->state = SLOT_FREE;
 		sp->spare[sp->nspare++] = s->lists;
 		s->lists = NULL;
-		if (s->buf && s->buf != SPLIT_NO_BUF) {
+		if (s->buf) {
 			sp->spare_bufs[sp->nspare_bufs++] = s->buf;
 		}
 		s->buf = NULL;
@@ -409,13 +414,16 @@ static struct slot *claim(struct split *sp)
 	if (sp->next_scan >= last || sp->next_scan >= sp->released + sp->nslots) {
 		return NULL;
 	}
+	if (!sp->mapped && !sp->nspare_bufs && sp->bufs_made >= sp->bufs_max) {
+		return NULL; /* every buffer is in use: wait for one (recycle()) */
+	}
 	s = slot_of(sp, sp->next_scan);
-	if (sp->nspare_bufs) {
+	if (sp->mapped) {
+		s->buf = NULL; /* unused (fill()) */
+	} else if (sp->nspare_bufs) {
 		s->buf = sp->spare_bufs[--sp->nspare_bufs];
-	} else if (sp->bufs_made < sp->bufs_max) {
-		sp->bufs_made++; /* fill() makes it */
 	} else {
-		s->buf = SPLIT_NO_BUF;
+		sp->bufs_made++; /* fill() makes it */
 	}
 	if (sp->nspare) {
 		s->lists = sp->spare[--sp->nspare];
@@ -604,9 +612,7 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 		if (sp.slots[i].lists) {
 			sp.spare[sp.nspare++] = sp.slots[i].lists;
 		}
-		if (sp.slots[i].buf != SPLIT_NO_BUF) {
-			free(sp.slots[i].buf);
-		}
+		free(sp.slots[i].buf);
 		cap_cursor_free(sp.slots[i].cur);
 	}
 	for (uint32_t i = 0; i < sp.nspare_bufs; i++) {
