@@ -1717,27 +1717,51 @@ START_TEST(test_cap_cursor_ranges_from_buffers_survive_a_file_cut_under_them)
 	static const size_t tails[] = {0, 16, 4096};
 	static struct tbuf t;
 	struct rec_log *log;
+	struct cap_reader *r;
 	const char *path;
 	size_t cuts[3];
+	size_t first, end;
 
-	memset(&t, 0, sizeof(t));
-	pcap_many(&t, 160); /* 14.6 KB: pages of the mapping wholly past each cut */
-	log = log_sequential(tmp_write(t.b, t.n));
-	cuts[0] = log->rec[40].offset + 20;  /* inside a record's data */
-	cuts[1] = log->rec[90].offset + 7;   /* inside a record's header */
-	cuts[2] = log->rec[120].offset;      /* between two records: a clean end */
-	free(log);
-	for (size_t k = 0; k < SN_ARRAY_SIZE(cuts); k++) {
-		log = log_sequential(tmp_write(t.b, cuts[k]));
-		ck_assert_int_eq(log->end, k < 2 ? SN_ETRUNC : SN_ENOTFOUND);
-		for (size_t i = 0; i < SN_ARRAY_SIZE(lens); i++) {
-			for (size_t j = 0; j < SN_ARRAY_SIZE(tails); j++) {
-				path = tmp_write(t.b, t.n);
-				read_verified_cut(path, lens[i], log, tails[j], cuts[k]);
+	for (int png = 0; png < 2; png++) {
+		memset(&t, 0, sizeof(t));
+		if (png) {
+			/* 13.9 KB of blocks: the leading SHB and IDB read with pread() too */
+			png_shb(&t);
+			png_idb(&t, 1, 65535, -1, false, 0);
+			for (uint32_t i = 0; i < 120; i++) {
+				uint32_t cap = 1 + i * 37 % 150;
+
+				(void)png_epb(&t, 0, 1700000000ull * 1000000 + i, cap, cap, (uint8_t)i);
 			}
+		} else {
+			pcap_many(&t, 160); /* 14.6 KB: pages of the mapping wholly past each cut */
 		}
+		log = log_sequential(tmp_write(t.b, t.n));
+		ck_assert_uint_ge(log->n, 120);
+		cuts[0] = log->rec[40].offset + 20;  /* inside a record's data */
+		cuts[1] = log->rec[90].offset + 7;   /* inside a record's header */
+		cuts[2] = log->rec[110].offset;      /* between two records: a clean end */
 		free(log);
+		for (size_t k = 0; k < SN_ARRAY_SIZE(cuts); k++) {
+			log = log_sequential(tmp_write(t.b, cuts[k]));
+			ck_assert_int_eq(log->end, k < 2 ? SN_ETRUNC : SN_ENOTFOUND);
+			for (size_t i = 0; i < SN_ARRAY_SIZE(lens); i++) {
+				for (size_t j = 0; j < SN_ARRAY_SIZE(tails); j++) {
+					path = tmp_write(t.b, t.n);
+					read_verified_cut(path, lens[i], log, tails[j], cuts[k]);
+				}
+			}
+			free(log);
+		}
 	}
+	/* a pcapng cut to nothing after it was opened, before range reading begins (as
+	 * logrotate's copytruncate does): its leading blocks are read with pread(), not from
+	 * the mapping's lost pages */
+	path = tmp_write(t.b, t.n);
+	r = open_ok(path);
+	ck_assert_int_eq(truncate(path, 0), 0);
+	ck_assert_ptr_null(cap_reader_split_begin(r, &first, &end));
+	cap_reader_free(r);
 }
 END_TEST
 

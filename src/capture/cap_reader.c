@@ -1596,6 +1596,13 @@ struct cap_cursor {
 	uint32_t nspills, spill_cap;
 };
 
+#define CAP_SPILL_TAIL (64u << 10) /* a spill's bytes past the range's stop */
+#define CAP_SPILL_MAX  (2u << 20)  /* and before it, at most */
+
+static void cap_cursor_unbuffer(struct cap_reader *r);
+static void cap_cursor_drop_spills(struct cap_cursor *c);
+static bool cap_cursor_past_buffer(struct cap_cursor *c, enum sn_status st);
+
 static void cap_cursor_take_state(struct cap_cursor *c, const struct cap_reader *from)
 {
 	struct cap_iface *own = c->rd.ifaces;
@@ -1657,13 +1664,24 @@ struct cap_cursor *cap_reader_split_begin(const struct cap_reader *r, size_t *fi
 	c->stop = r->len;
 	c->ts_known = true;
 	if (r->fmt == CAP_FMT_PCAPNG) {
-		/* read the leading blocks (SHB, IDBs, ...) up to the first packet block */
+		/* read the leading blocks (SHB, IDBs, ...) up to the first packet block, with
+		 * pread() where the reader has its descriptor (the mapping's pages are lost if
+		 * the file is cut under the reader: SIGBUS) */
 		struct cap_record rec;
 		struct cap_cursor peek = {0};
+		uint8_t *head = sn_xmalloc(CAP_SPILL_TAIL);
 		enum sn_status st;
 
 		cap_cursor_take_state(&peek, &c->rd);
-		st = cap_pcapng_next(&peek.rd, &rec);
+		peek.stop = r->len;
+		(void)cap_cursor_fill(&peek, head, peek.rd.pos, CAP_SPILL_TAIL);
+		do {
+			st = cap_pcapng_next(&peek.rd, &rec);
+		} while (cap_cursor_past_buffer(&peek, st));
+		cap_cursor_unbuffer(&peek.rd);
+		cap_cursor_drop_spills(&peek);
+		free(peek.spills);
+		free(head);
 		if (st == SN_OK) {
 			peek.rd.pos = rec.offset;
 			peek.rd.last_ts_ns = r->last_ts_ns;
@@ -1714,8 +1732,9 @@ static bool cap_pcap_plausible(const struct cap_reader *r, size_t off, int64_t p
 	uint32_t frac, incl, orig;
 	uint32_t max_len = SN_MAX(r->snaplen, CAP_SYNC_MAX_INCL);
 
-	*cut = r->len - off < r->rec_hdr_len;
-	if (*cut) {
+	*cut = false;
+	if (r->len - off < r->rec_hdr_len) {
+		*cut = off + r->rec_hdr_len <= r->file_len;
 		return false;
 	}
 	*sec = cap_rd32(r, h);
@@ -1727,8 +1746,9 @@ static bool cap_pcap_plausible(const struct cap_reader *r, size_t off, int64_t p
 	    (prev_sec >= 0 && (*sec > prev_sec + 86400 || *sec < prev_sec - 86400))) {
 		return false;
 	}
-	*cut = r->len - off - r->rec_hdr_len < incl;
-	if (*cut) {
+	if (r->len - off - r->rec_hdr_len < incl) {
+		/* a record past the file's end is no record (as the whole mapping told) */
+		*cut = off + r->rec_hdr_len + incl <= r->file_len;
 		return false;
 	}
 	*next = off + r->rec_hdr_len + incl;
@@ -1745,8 +1765,8 @@ static bool cap_pcapng_plausible(const struct cap_reader *r, size_t off, size_t 
 	if ((off & 3) != 0) {
 		return false;
 	}
-	*cut = r->len - off < 12;
-	if (*cut) {
+	if (r->len - off < 12) {
+		*cut = off + 12 <= r->file_len;
 		return false;
 	}
 	type = cap_rd32(r, h);
@@ -1766,12 +1786,19 @@ static bool cap_pcapng_plausible(const struct cap_reader *r, size_t off, size_t 
 	if (total < 12 || (total & 3) != 0 || total > CAP_MAX_BLOCK_LEN) {
 		return false;
 	}
-	*cut = r->len - off < total;
-	if (*cut || cap_rd32(r, h + total - 4) != total) {
+	/* an EPB's fields before its data, when they are here */
+	if (type == CAP_PCAPNG_EPB &&
+	    (total < 32 || (r->len - off >= 24 && (cap_rd32(r, h + 8) >= r->iface_count ||
+						   cap_rd32(r, h + 20) > total - 32)))) {
 		return false;
 	}
-	if (type == CAP_PCAPNG_EPB &&
-	    (total < 32 || cap_rd32(r, h + 8) >= r->iface_count || cap_rd32(r, h + 20) > total - 32)) {
+	if (r->len - off < total) {
+		*cut = off + total <= r->file_len;
+		return false;
+	}
+	if (cap_rd32(r, h + total - 4) != total ||
+	    (type == CAP_PCAPNG_EPB &&
+	     (cap_rd32(r, h + 8) >= r->iface_count || cap_rd32(r, h + 20) > total - 32))) {
 		return false;
 	}
 	*next = off + total;
@@ -1794,7 +1821,7 @@ static uint32_t cap_sync_chain(const struct cap_reader *r, size_t off, size_t *e
 		bool ok;
 
 		if (p >= r->len) {
-			*cut = true;
+			*cut = p < r->file_len;
 			break;
 		}
 		ok = r->fmt == CAP_FMT_PCAP ? cap_pcap_plausible(r, p, sec, &sec, &next, cut)
@@ -1900,9 +1927,6 @@ static void cap_cursor_drop_spills(struct cap_cursor *c)
 	c->nspills = 0;
 }
 
-#define CAP_SPILL_TAIL (64u << 10) /* a spill's bytes past the range's stop */
-#define CAP_SPILL_MAX  (2u << 20)  /* and before it, at most */
-
 /*
  * The record at pos reaches past the bytes the cursor holds: read from pos into a new buffer
  * of the cursor's own, up to the range's stop and CAP_SPILL_TAIL past it (at most
@@ -1918,6 +1942,10 @@ static void cap_cursor_spill(struct cap_cursor *c)
 	uint8_t *b;
 
 	want = SN_MIN(SN_MAX(want + CAP_SPILL_TAIL, 2 * have), r->file_len - r->pos);
+	if (c->nspills && r->buf == c->spills[c->nspills - 1] && r->base == r->pos) {
+		/* nothing read from the last spill yet (a record longer than it): replaced */
+		free(c->spills[--c->nspills]);
+	}
 	if (c->nspills == c->spill_cap) {
 		c->spill_cap = c->spill_cap ? 2 * c->spill_cap : 4;
 		c->spills = sn_xrealloc(c->spills, c->spill_cap * sizeof(*c->spills));
@@ -1957,6 +1985,11 @@ size_t cap_cursor_fill(struct cap_cursor *c, uint8_t *buf, size_t off, size_t le
 
 void cap_cursor_seek(struct cap_cursor *c, size_t start, size_t stop, bool speculative)
 {
+	if (start > c->rd.file_len && c->rd.whole && (c->rd.shrank || c->rd.io_err)) {
+		/* the range before read on from its own bytes, read before the file shrank: the
+		 * input ends where that range ended, as it would for one reader */
+		c->rd.file_len = start;
+	}
 	start = SN_MIN(start, c->rd.file_len);
 	if (c->rd.whole && (start < c->rd.base || start > c->rd.len)) {
 		/* outside the buffer: nothing held there, read into a spill at the first record */
