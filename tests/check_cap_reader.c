@@ -1765,6 +1765,65 @@ START_TEST(test_cap_cursor_ranges_from_buffers_survive_a_file_cut_under_them)
 }
 END_TEST
 
+/* A file cut inside the last record of a range that was read before the cut (its record
+ * whole, from its buffer): the next range, read after it, ends the input where that range
+ * ended, not back at the cut, below records already read (as one reader would). */
+START_TEST(test_cap_cursor_range_after_a_cut_ends_where_the_range_before_ended)
+{
+	static struct tbuf t;
+	struct rec_log *log;
+	struct cap_reader *r;
+	struct cap_cursor *tmpl, *c, *state;
+	struct cap_record rec;
+	const char *path;
+	uint8_t *b1, *b2;
+	size_t first, end, hi1, expect, cut;
+	uint32_t n = 0;
+	char want[128];
+
+	memset(&t, 0, sizeof(t));
+	pcap_many(&t, 160);
+	path = tmp_write(t.b, t.n);
+	log = log_sequential(path);
+	hi1 = log->rec[30].offset + 5; /* record 30 reaches past the range's end */
+	expect = log->rec[31].offset;
+	cut = hi1 + 2;
+	r = open_ok(path);
+	tmpl = cap_reader_split_begin(r, &first, &end);
+	ck_assert_ptr_nonnull(tmpl);
+	c = cap_cursor_new(tmpl);
+	b1 = malloc(hi1 - first + 4096);
+	ck_assert_uint_eq(cap_cursor_fill(c, b1, first, hi1 - first + 4096), hi1 - first + 4096);
+	cap_cursor_seek(c, first, hi1, false);
+	while (cap_cursor_next(c, &rec) == SN_OK) {
+		expect_log_rec(log, n++, &rec);
+	}
+	ck_assert_uint_eq(n, 31);
+	ck_assert_uint_eq(cap_cursor_pos(c), expect);
+	state = cap_cursor_new(c);
+	ck_assert_int_eq(truncate(path, (off_t)cut), 0);
+	/* the next range: read short, no start found in it, read again from where the range
+	 * before ended */
+	b2 = malloc(1000 + 4096);
+	cap_cursor_copy_state(c, tmpl);
+	ck_assert_uint_eq(cap_cursor_fill(c, b2, hi1, 1000 + 4096), cut - hi1);
+	cap_cursor_copy_state(c, state);
+	(void)cap_cursor_fill(c, b2, hi1, 1000 + 4096);
+	cap_cursor_seek(c, expect, hi1 + 1000, false);
+	ck_assert_int_eq(cap_cursor_next(c, &rec), SN_ETRUNC);
+	ck_assert_uint_eq(cap_cursor_error(c)->offset, expect);
+	snprintf(want, sizeof(want), "file shrank to %zu bytes while it was read", cut);
+	ck_assert_str_eq(cap_cursor_error(c)->msg, want);
+	cap_cursor_free(state);
+	cap_cursor_free(c);
+	cap_cursor_free(tmpl);
+	cap_reader_free(r);
+	free(b1);
+	free(b2);
+	free(log);
+}
+END_TEST
+
 START_TEST(test_cap_reader_read_in_windows_only_for_a_mapped_file)
 {
 	struct tbuf t = {.be = false};
@@ -2488,6 +2547,7 @@ static Suite *cap_reader_suite(void)
 		       test_cap_reader_read_in_windows_reports_truncation_and_corruption_like_mapped);
 	tcase_add_test(tc, test_cap_reader_read_in_windows_survives_a_file_cut_under_it);
 	tcase_add_test(tc, test_cap_cursor_ranges_from_buffers_survive_a_file_cut_under_them);
+	tcase_add_test(tc, test_cap_cursor_range_after_a_cut_ends_where_the_range_before_ended);
 	tcase_add_test(tc, test_cap_reader_read_in_windows_only_for_a_mapped_file);
 	CAP_TCASE("cursor");
 	tcase_add_test(tc, test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges);
