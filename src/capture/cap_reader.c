@@ -1295,8 +1295,6 @@ static enum sn_status cap_parse_next(struct cap_reader *r, struct cap_record *re
 #define CAP_WINDOW     (2u << 20)
 #define CAP_WINDOW_LOW (64u << 10)
 
-/* Make the window hold at least @p want bytes from pos (or the rest of the file): what is
- * left unread moves to its start and the rest of it is read. Records before pos die. */
 /* A read of the file ended at file_len: when @p eof (read() gave 0 within the length the file
  * had at open), it shrank, to the length fstat() gives now (file_len, at most: the length
  * when it could not tell; the file may have grown again since). */
@@ -1312,6 +1310,37 @@ static void cap_note_shrink(struct cap_reader *r, bool eof)
 	}
 }
 
+/*
+ * pread() the file's bytes [@p off, @p off + @p len) into @p buf (a window, a cursor's
+ * buffer); the bytes read. Fewer when the file ends before them now (it shrank: a capture
+ * rotated or cut under the reader) or cannot be read there: then the input ends where the
+ * bytes read end (file_len; shrank or io_err says why: cap_end(), cap_fail_short()), and what
+ * lies past is never read from the mapping, whose lost pages would kill the process (SIGBUS).
+ */
+static size_t cap_read_at(struct cap_reader *r, uint8_t *buf, size_t off, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t k = pread(r->fd, buf + got, len - got, (off_t)(off + got));
+
+		if (k > 0) {
+			got += (size_t)k;
+			continue;
+		}
+		if (k < 0 && errno == EINTR) {
+			continue;
+		}
+		r->io_err = k < 0 ? errno : 0;
+		r->file_len = off + got;
+		cap_note_shrink(r, k == 0);
+		break;
+	}
+	return got;
+}
+
+/* Make the window hold at least @p want bytes from pos (or the rest of the file): what is
+ * left unread moves to its start and the rest of it is read. Records before pos die. */
 static void cap_window_fill(struct cap_reader *r, size_t want)
 {
 	size_t have = r->len - r->pos;
@@ -1336,22 +1365,8 @@ static void cap_window_fill(struct cap_reader *r, size_t want)
 	r->base = r->pos;
 	r->prefetched = r->pos;
 	end = r->base + SN_MIN(r->win_cap, r->file_len - r->base);
-	while (r->len < end) {
-		ssize_t got = pread(r->fd, r->win + (r->len - r->base), end - r->len, (off_t)r->len);
-
-		if (got > 0) {
-			r->len += (size_t)got;
-			continue;
-		}
-		if (got < 0 && errno == EINTR) {
-			continue;
-		}
-		/* the file ends here: it shrank (0: it was longer at open), or cannot be read
-		 * (cap_end() tells) */
-		r->io_err = got < 0 ? errno : 0;
-		r->file_len = r->len;
-		cap_note_shrink(r, got == 0);
-		break;
+	if (r->len < end) {
+		r->len += cap_read_at(r, r->win + (r->len - r->base), r->len, end - r->len);
 	}
 }
 
@@ -1796,10 +1811,8 @@ static bool cap_pcapng_plausible(const struct cap_reader *r, size_t off, size_t 
 		*cut = off + total <= r->file_len;
 		return false;
 	}
-	if (cap_rd32(r, h + total - 4) != total ||
-	    (type == CAP_PCAPNG_EPB &&
-	     (cap_rd32(r, h + 8) >= r->iface_count || cap_rd32(r, h + 20) > total - 32))) {
-		return false;
+	if (cap_rd32(r, h + total - 4) != total) {
+		return false; /* (an EPB's fields were checked above: total >= 32 bytes are here) */
 	}
 	*next = off + total;
 	return true;
@@ -1890,35 +1903,6 @@ static void cap_cursor_view(struct cap_reader *r, const uint8_t *buf, size_t off
 	r->prefetched = 0;
 }
 
-/*
- * pread() the file's bytes [@p off, @p off + @p len) into @p buf; the bytes read. Fewer when
- * the file ends before them now (it shrank: a capture rotated or cut under the reader) or
- * cannot be read there: then the input ends where the bytes read end (file_len; shrank or
- * io_err says why, as for windows: cap_window_fill()), and what lies past is never read from the mapping,
- * whose lost pages would kill the process (SIGBUS).
- */
-static size_t cap_cursor_pread(struct cap_reader *r, uint8_t *buf, size_t off, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t k = pread(r->fd, buf + got, len - got, (off_t)(off + got));
-
-		if (k > 0) {
-			got += (size_t)k;
-			continue;
-		}
-		if (k < 0 && errno == EINTR) {
-			continue;
-		}
-		r->io_err = k < 0 ? errno : 0;
-		r->file_len = off + got;
-		cap_note_shrink(r, k == 0);
-		break;
-	}
-	return got;
-}
-
 static void cap_cursor_drop_spills(struct cap_cursor *c)
 {
 	for (uint32_t i = 0; i < c->nspills; i++) {
@@ -1952,7 +1936,7 @@ static void cap_cursor_spill(struct cap_cursor *c)
 	}
 	b = sn_xmalloc(SN_MAX(want, (size_t)1));
 	c->spills[c->nspills++] = b;
-	cap_cursor_view(r, b, r->pos, cap_cursor_pread(r, b, r->pos, want));
+	cap_cursor_view(r, b, r->pos, cap_read_at(r, b, r->pos, want));
 }
 
 /* The record at pos reaches past the cursor's buffer (SN_ETRUNC, or SN_ENOTFOUND at its end,
@@ -1977,7 +1961,7 @@ size_t cap_cursor_fill(struct cap_cursor *c, uint8_t *buf, size_t off, size_t le
 		return 0;
 	}
 	off = SN_MIN(off, r->file_len);
-	got = cap_cursor_pread(r, buf, off, SN_MIN(len, r->file_len - off));
+	got = cap_read_at(r, buf, off, SN_MIN(len, r->file_len - off));
 	r->whole = r->buf;
 	cap_cursor_view(r, buf, off, got);
 	return got;
