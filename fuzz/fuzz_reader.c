@@ -5,7 +5,8 @@
  * the end of the range before, read it again from there when they differ), and both must
  * give exactly the same records and the same ending; so must reading it in batches
  * (cap_reader_next_batch()) and in windows (cap_reader_read_windowed(), the one-core path),
- * and the ranges read from buffers (cap_cursor_fill(), the multi-threaded path): the same
+ * and in windows that grow and alternate (several inputs merged: cap_reader_set_fence()), and
+ * the ranges read from buffers (cap_cursor_fill(), the multi-threaded path): the same
  * records with the same bytes. The range, tail, window and batch sizes come from the first
  * input byte so that the fuzzer moves their boundaries around.
  */
@@ -151,6 +152,24 @@ static uint32_t read_ranges(const struct cap_reader *r, size_t chunk, size_t tai
 	return n;
 }
 
+/* A fence with no worker behind it; retired windows go back to the pool */
+static struct cap_window_pool *fuzz_pool;
+
+static void fuzz_fence(void *ctx, size_t input)
+{
+	(void)ctx;
+	(void)input;
+}
+
+static void fuzz_retire(void *ctx, size_t input, uint8_t *win, size_t cap)
+{
+	(void)ctx;
+	(void)input;
+	cap_window_pool_put(fuzz_pool, win, cap);
+}
+
+static const struct cap_window_hooks fuzz_hooks = {.fence = fuzz_fence, .retire = fuzz_retire};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct rec_copy a[MAX_RECS], b[MAX_RECS];
@@ -192,13 +211,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t off_c = 0;
 		uint32_t nc;
 
-		/* every other input in windows of 1 to 64 bytes */
+		struct cap_window_pool *pool = NULL;
+
+		/* every other input in windows of 1 to 64 bytes; one in four in windows that
+		 * start there and grow (several inputs merged), moving to a second window at each
+		 * refill (the workers' fence) */
 		if (data[0] % 4 < 2) {
 			(void)cap_reader_read_windowed(r, 1u + (data[0] >> 2));
+		} else if (data[0] % 4 == 2) {
+			pool = cap_window_pool_new();
+			(void)cap_reader_read_windowed_growing(r, 1u + (data[0] >> 2),
+							       64u + data[0], pool);
+			cap_reader_set_fence(r, &fuzz_hooks, 0);
 		}
 		nc = read_batches(r, 1u + data[0] % 64u, c, &end_c, &off_c);
+		fuzz_pool = pool;
+		cap_reader_end_windows(r);
 
 		cap_reader_free(r);
+		cap_window_pool_free(pool);
 		if (cap_reader_open(path, &r, &diag) == SN_OK) {
 			na = read_sequential(r, a, &end_a, &off_a);
 			if (na < MAX_RECS && nc < MAX_RECS &&

@@ -1649,6 +1649,122 @@ START_TEST(test_cap_reader_read_in_windows_gives_the_mapped_records)
 }
 END_TEST
 
+/* cap_reader_set_fence() for read_fenced(): counts the calls, keeps the retired windows */
+struct fence_count {
+	uint32_t calls;
+	uint32_t retired;
+	uint8_t *win[2];
+};
+
+static void count_fence(void *ctx, size_t input)
+{
+	struct fence_count *f = ctx;
+
+	ck_assert_uint_eq(input, 7);
+	f->calls++;
+}
+
+static void keep_retired(void *ctx, size_t input, uint8_t *win, size_t cap)
+{
+	struct fence_count *f = ctx;
+
+	ck_assert_uint_eq(input, 7);
+	ck_assert_uint_gt(cap, 0);
+	ck_assert_uint_lt(f->retired, 2);
+	f->win[f->retired++] = win;
+}
+
+/*
+ * Read @p path in windows growing from @p first bytes to @p max with a fence (one of several
+ * inputs whose records workers analyse later): the records of @p log, and every record read
+ * since the refill before the last one (the fence before the last one) still holds its bytes.
+ */
+static void read_fenced(const char *path, size_t first, size_t max, const struct rec_log *log)
+{
+	struct cap_reader *r = open_ok(path);
+	static struct cap_record kept[LOG_MAX];
+	static uint32_t epoch[LOG_MAX];
+	struct fence_count f = {0};
+	struct cap_window_hooks hooks = {.fence = count_fence, .retire = keep_retired, .ctx = &f};
+	struct cap_window_pool *pool = cap_window_pool_new();
+	struct cap_record rec;
+	enum sn_status st;
+	size_t i = 0;
+
+	ck_assert(cap_reader_read_windowed_growing(r, first, max, pool));
+	cap_reader_set_fence(r, &hooks, 7);
+	while ((st = cap_reader_next(r, &rec)) == SN_OK) {
+		ck_assert(rec.transient);
+		expect_log_rec(log, i, &rec);
+		kept[i] = rec;
+		epoch[i] = f.calls;
+		i++;
+		for (size_t j = 0; j < i; j++) {
+			if (epoch[j] + 1 >= f.calls) {
+				ck_assert_msg(memcmp(cap_reader_map(r) + kept[j].offset +
+							     kept[j].data_at,
+						     kept[j].data, kept[j].caplen) == 0,
+					      "%s, windows %zu-%zu: record %zu of fence %u changed at fence %u",
+					      path, first, max, j, epoch[j], f.calls);
+			}
+		}
+	}
+	ck_assert_uint_eq(i, log->n);
+	ck_assert_int_eq(st, log->end);
+	if (st != SN_ENOTFOUND) {
+		ck_assert_uint_eq(cap_reader_error(r)->offset, log->err.offset);
+		ck_assert_str_eq(cap_reader_error(r)->msg, log->err.msg);
+	}
+	/* a reader that read past its first window refilled it after the fence */
+	if (log->n > 1 && log->rec[log->n - 1].offset > first + 24) {
+		ck_assert_uint_ge(f.calls, 1);
+	}
+	/* ended: its windows are handed over, records still intact, and it stays ended */
+	cap_reader_end_windows(r);
+	ck_assert_uint_ge(f.retired, 1);
+	for (size_t j = 0; j < i; j++) {
+		if (epoch[j] + 1 >= f.calls) {
+			ck_assert(memcmp(cap_reader_map(r) + kept[j].offset + kept[j].data_at,
+					 kept[j].data, kept[j].caplen) == 0);
+		}
+	}
+	ck_assert_int_eq(cap_reader_next(r, &rec), st);
+	for (uint32_t k = 0; k < f.retired; k++) {
+		cap_window_pool_put(pool, f.win[k], 1);
+	}
+	cap_reader_free(r);
+	cap_window_pool_free(pool);
+}
+
+/* Windows that a fence keeps for the workers (several inputs at --cores 2 and more): a refill
+ * moves to the other window and never overwrites the one the records before the last refill
+ * were read from; the records, and how the input ends, are the mapped reader's. */
+START_TEST(test_cap_reader_fenced_windows_keep_the_last_windows_records)
+{
+	static struct tbuf t;
+	const char *paths[7];
+	struct rec_log *log;
+	static const size_t firsts[] = {1, 16, 100, 4096, 16384};
+	static const size_t maxes[] = {0, 64, 1000, 4096};
+
+	memset(&t, 0, sizeof(t));
+	pcap_many(&t, 60);
+	paths[0] = tmp_write(t.b, t.n);
+	png_mid_idb(&t, true, 7);
+	paths[1] = tmp_write(t.b, t.n);
+	damaged_captures(paths + 2);
+	for (size_t p = 0; p < SN_ARRAY_SIZE(paths); p++) {
+		log = p < 2 ? log_sequential(paths[p]) : damaged_log(paths + 2, p - 2);
+		for (size_t a = 0; a < SN_ARRAY_SIZE(firsts); a++) {
+			for (size_t b = 0; b < SN_ARRAY_SIZE(maxes); b++) {
+				read_fenced(paths[p], firsts[a], maxes[b], log);
+			}
+		}
+		free(log);
+	}
+}
+END_TEST
+
 START_TEST(test_cap_reader_read_in_windows_reports_truncation_and_corruption_like_mapped)
 {
 	struct rec_log *log;
@@ -1839,14 +1955,27 @@ START_TEST(test_cap_reader_read_in_windows_only_for_a_mapped_file)
 	ck_assert_int_eq(cap_reader_next(r, &rec), SN_OK);
 	ck_assert(rec.transient); /* streamed, as before */
 	cap_reader_free(r);
-	/* a merge: only its one input, and only before it is read */
+	/* a merge: its one input, and only before it is read; several inputs each in windows of
+	 * their own (not the only input: false), unless one gave its descriptor up */
 	path = tmp_write(t.b, t.n);
 	rs[0] = open_ok(path);
 	rs[1] = open_ok(path);
 	m = cap_merge_new(rs, 2);
 	ck_assert(!cap_merge_read_windowed(m));
-	ck_assert_int_eq(cap_merge_next(m, &rec, NULL, NULL), SN_OK);
-	ck_assert(!rec.transient);
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(cap_merge_next(m, &rec, NULL, NULL), SN_OK);
+		ck_assert(rec.transient);
+	}
+	cap_merge_free(m);
+	rs[0] = open_ok(path);
+	rs[1] = open_ok(path);
+	cap_reader_drop_fd(rs[1]);
+	m = cap_merge_new(rs, 2);
+	ck_assert(!cap_merge_read_windowed(m));
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(cap_merge_next(m, &rec, NULL, NULL), SN_OK);
+		ck_assert(rec.transient == (rec.file_index == 0));
+	}
 	cap_merge_free(m);
 	rs[0] = open_ok(path);
 	m = cap_merge_new(rs, 1);
@@ -2546,6 +2675,7 @@ static Suite *cap_reader_suite(void)
 	tcase_add_test(tc,
 		       test_cap_reader_read_in_windows_reports_truncation_and_corruption_like_mapped);
 	tcase_add_test(tc, test_cap_reader_read_in_windows_survives_a_file_cut_under_it);
+	tcase_add_test(tc, test_cap_reader_fenced_windows_keep_the_last_windows_records);
 	tcase_add_test(tc, test_cap_cursor_ranges_from_buffers_survive_a_file_cut_under_them);
 	tcase_add_test(tc, test_cap_cursor_range_after_a_cut_ends_where_the_range_before_ended);
 	tcase_add_test(tc, test_cap_reader_read_in_windows_only_for_a_mapped_file);

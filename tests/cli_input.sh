@@ -47,7 +47,8 @@ expect_eq "two inputs packets" "$(json_get "$TMPD/two.json" capture.packets)" 19
 expect_eq "two inputs files" "$(json_get "$TMPD/two.json" capture.files.1)" "$TMPD/s.pcap.gz"
 
 # a capture rotated into 300 files (tcpdump -C/-G) is merged back with only 64 descriptors: a
-# merge reads each file through its mapping and keeps no descriptor open for it
+# file past the descriptors a merge may keep is read through its mapping instead of in
+# windows of its own
 python3 - "$S" "$TMPD/rot" <<'PY' || fail "rotating the sample"
 import os, struct, sys
 raw = open(sys.argv[1], "rb").read()
@@ -72,6 +73,21 @@ expect_eq "300 rotated files: files" "$(json_get "$TMPD/rot.json" capture.files.
 for k in capture.packets capture.sip_messages capture.rtp_packets summary.calls summary.streams; do
 	expect_eq "300 rotated files: $k" "$(json_get "$TMPD/rot.json" $k)" \
 		"$(json_get "$TMPD/full.json" $k)"
+done
+# with more descriptors, some files (or all) are read in windows, which at two cores and more
+# stay until the workers are done with their records (here 4 KiB windows: a fence every few
+# records): the same report
+for lim in 200 1024; do
+	for cores in 1 2 3; do
+		(ulimit -n $lim && SIPNAB_MERGE_WINDOW=4096 "$SIPNAB_BIN" -N "$@" --cores $cores \
+			--report=json >"$TMPD/rot2.json" 2>"$TMPD/err")
+		expect_eq "300 rotated files, $lim descriptors, --cores $cores: exit status" "$?" 0
+		if cmp -s "$TMPD/rot.json" "$TMPD/rot2.json"; then
+			pass "300 rotated files, $lim descriptors, --cores $cores: the same report"
+		else
+			fail "300 rotated files, $lim descriptors, --cores $cores: the report differs"
+		fi
+	done
 done
 
 # usage errors

@@ -92,6 +92,24 @@ SIPNAB_NO_SPLIT=1 "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --cores
 "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" --report=json --cores 1 >"$TMPD/s0.json"
 expect_eq "split reader on one thread" "$(cmp -s "$TMPD/s0.json" "$TMPD/s1.json" && echo same)" same
 expect_eq "single reader with a worker" "$(cmp -s "$TMPD/s0.json" "$TMPD/s2.json" && echo same)" same
+# several files merged: each read in windows of its own, which at two cores and more stay
+# until the workers are done with their records; with 4 KiB windows (SIPNAB_MERGE_WINDOW) a
+# refill waits for them every few records, and one file read through its mapping (its
+# descriptor given up, as past the limit of open files) is merged with the others
+"$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" -I "$TMPD/unique.pcap" -I "$TMPD/many.pcap" \
+	--report=json --cores 1 >"$TMPD/m1.json" || fail "merge --cores 1: exit $?"
+for n in 2 3 4 8; do
+	for v in "" "4096" "4096 66"; do
+		set -- $v
+		# with 66 descriptors, the first two files in windows, the third through its mapping
+		(if [ -n "${2:-}" ]; then ulimit -n "$2"; fi
+		 SIPNAB_MERGE_WINDOW=${1:-} exec "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" \
+			-I "$TMPD/unique.pcap" -I "$TMPD/many.pcap" --report=json --cores $n) \
+			>"$TMPD/mn.json" || fail "merge --cores $n $v: exit $?"
+		expect_eq "three files merged, --cores $n${1:+, windows of $1 bytes}${2:+, $2 descriptors}: the report" \
+			"$(cmp -s "$TMPD/m1.json" "$TMPD/mn.json" && echo same)" same
+	done
+done
 
 set -- "$SIPNAB_CORPUS"/pcap/*.pcap "$TMPD/carrier.pcap" "$TMPD/clockjump.pcap" "$TMPD/unique.pcap" \
 	"$TMPD/many.pcap" "$TMPD/flows.pcap"

@@ -1,8 +1,10 @@
 #!/bin/bash
 # A capture cut while sipnab reads it (a capture tool rotating its files, a user's truncate):
-# at one core and at two (the sharded reader), sipnab never dies of the lost pages of its
-# mapping (SIGBUS), and when the cut lands before it has read that far, it reports the cut
-# record, says that the file shrank and to how many bytes, and reports the packets before it.
+# at one core and at two (the sharded reader), alone or merged with another file (each read
+# in windows of its own, kept for the workers at two cores), sipnab never dies of the lost
+# pages of its mapping (SIGBUS), and when the cut lands before it has read that far, it
+# reports the cut record, says that the file shrank and to how many bytes, and reports the
+# packets before it.
 #
 # The cut races the run: it is made at several points of a run's measured length, and every
 # attempt must end well whichever way the race went (read whole before the cut: the whole
@@ -25,15 +27,22 @@ head -c "$cut" "$TMPD/full.pcap" >"$TMPD/short.pcap"
 	2>"$TMPD/short.err" || { echo "FAIL: the cut capture"; exit 1; }
 before=$(json_get "$TMPD/short.json" capture.packets)
 short_msg=$(json_get "$TMPD/short.json" capture.input_errors.0.message)
+# the other file of a merge (its calls at the same times as the first's)
+python3 "$GEN" --calls 200 --out "$TMPD/other.pcap" 2>/dev/null || { echo "FAIL: carrier.py"; exit 1; }
+other=21400
 
-# run_cut CORES DELAY: sipnab on a fresh copy, cut to $cut bytes DELAY seconds after its start;
-# sets rc, and leaves the report in $TMPD/cut.json and stderr in $TMPD/cut.err
+# run_cut CORES DELAY [MORE...]: sipnab on a fresh copy (and the inputs MORE), cut to $cut bytes
+# DELAY seconds after its start; sets rc, and leaves the report in $TMPD/cut.json and stderr in
+# $TMPD/cut.err
 run_cut() {
+	local cores=$1 delay=$2
+
+	shift 2
 	cp "$TMPD/full.pcap" "$TMPD/cut.pcap"
-	"$SIPNAB_BIN" -N -I "$TMPD/cut.pcap" --cores "$1" --report=json >"$TMPD/cut.json" \
+	"$SIPNAB_BIN" -N -I "$TMPD/cut.pcap" "$@" --cores "$cores" --report=json >"$TMPD/cut.json" \
 		2>"$TMPD/cut.err" &
 	pid=$!
-	sleep "$2"
+	sleep "$delay"
 	truncate -s "$cut" "$TMPD/cut.pcap"
 	wait "$pid"
 	rc=$?
@@ -41,15 +50,22 @@ run_cut() {
 
 # the run's length at each core count, in milliseconds (the delays are fractions of it)
 missed=
-for cores in 1 2; do
+for run in 1 2 1m 2m; do
+	cores=${run%m}
+	more=()
+	extra=0
+	if [ "$run" != "$cores" ]; then
+		more=(-I "$TMPD/other.pcap")
+		extra=$other
+	fi
 	hits=0
 	t0=$(date +%s%N)
-	"$SIPNAB_BIN" -N -I "$TMPD/full.pcap" --cores "$cores" --report=json >/dev/null 2>&1
+	"$SIPNAB_BIN" -N -I "$TMPD/full.pcap" "${more[@]}" --cores "$cores" --report=json >/dev/null 2>&1
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	for pct in 5 10 20 30 45 60; do
 		d=$(awk -v ms="$ms" -v p="$pct" 'BEGIN { printf "%.3f", ms * p / 100000 }')
-		run_cut "$cores" "$d"
-		what="--cores $cores, cut after $d s of a ${ms} ms run"
+		run_cut "$cores" "$d" "${more[@]}"
+		what="--cores $cores${more:+, merged with a second file}, cut after $d s of a ${ms} ms run"
 		checks=$((checks + 1))
 		if [ "$rc" -ge 128 ]; then
 			fail "$what: killed by signal $((rc - 128)) ($(head -c 200 "$TMPD/cut.err"))"
@@ -62,8 +78,8 @@ for cores in 1 2; do
 		msg=$(json_get "$TMPD/cut.json" capture.input_errors.0.message 2>/dev/null)
 		if [ "$msg" = "$short_msg" ]; then
 			# cut before sipnab opened it (a slow start: the sanitizers)
-			if [ "$packets" != "$before" ]; then
-				fail "$what: cut before the start, $packets packets, expected $before"
+			if [ "$packets" != "$((before + extra))" ]; then
+				fail "$what: cut before the start, $packets packets, expected $((before + extra))"
 			else
 				pass "$what: cut before the start, $packets packets"
 			fi
@@ -71,7 +87,7 @@ for cores in 1 2; do
 		fi
 		if ! grep -q "shrank" "$TMPD/cut.err"; then
 			# read whole before the cut
-			if [ -s "$TMPD/cut.err" ] || [ "$packets" != "$all" ]; then
+			if [ -s "$TMPD/cut.err" ] || [ "$packets" != "$((all + extra))" ]; then
 				fail "$what: $packets packets, stderr '$(head -c 200 "$TMPD/cut.err")'"
 			else
 				pass "$what: read whole before the cut"
@@ -87,20 +103,20 @@ for cores in 1 2; do
 		esac
 		if [ "$err" != truncated ]; then
 			fail "$what: input error '$err', expected truncated"
-		elif [ "$packets" -le 0 ] || [ "$packets" -ge "$all" ]; then
+		elif [ "$packets" -le "$extra" ] || [ "$packets" -ge "$((all + extra))" ]; then
 			fail "$what: $packets packets, expected some of $all"
 		elif ! grep -q "the report covers the packets before it" "$TMPD/cut.err"; then
 			fail "$what: stderr '$(head -c 300 "$TMPD/cut.err")'"
 		else
-			pass "$what: truncated at byte offset $off, $packets of $all packets"
+			pass "$what: truncated at byte offset $off, $packets of $((all + extra)) packets"
 		fi
 	done
 	if [ "$hits" = 0 ]; then
-		missed="$missed $cores"
+		missed="$missed $run"
 	fi
 done
 finish || exit 1
 if [ -n "$missed" ]; then
-	echo "SKIP: no cut landed before sipnab had read past it at --cores$missed"
+	echo "SKIP: no cut landed before sipnab had read past it at --cores$missed (m: merged)"
 	exit 77
 fi

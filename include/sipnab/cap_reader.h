@@ -187,9 +187,51 @@ bool cap_reader_mapped(const struct cap_reader *r);
  */
 bool cap_reader_read_windowed(struct cap_reader *r, size_t window);
 /**
+ * Windows that readers of several merged inputs give back when their input ends, for the
+ * next ones to reuse (a window already mapped in costs no page faults). One thread uses it.
+ */
+struct cap_window_pool;
+struct cap_window_pool *cap_window_pool_new(void);
+void cap_window_pool_free(struct cap_window_pool *p);
+/** Give @p win (@p cap bytes, a reader's window: cap_window_hooks.retire) to the pool. */
+void cap_window_pool_put(struct cap_window_pool *p, uint8_t *win, size_t cap);
+/**
+ * cap_reader_read_windowed() from a window of @p first bytes, one of many inputs merged
+ * (cap_merge_read_windowed()): most of them hold only their head record for a long time, so
+ * the window is small until the input is read on; its first refill takes the rest of the file
+ * up to @p max (0: the default, 2 MiB). Larger windows come from @p pool (may be NULL).
+ */
+bool cap_reader_read_windowed_growing(struct cap_reader *r, size_t first, size_t max,
+				      struct cap_window_pool *pool);
+/** For threads that analyse a windowed reader's records later: cap_reader_set_fence(). */
+struct cap_window_hooks {
+	/* before a refill overwrites the window of two refills ago (@p input: the reader's
+	 * index given to cap_reader_set_fence()): return only once no record read before the
+	 * last refill is in use any more */
+	void (*fence)(void *ctx, size_t input);
+	/* the input ended (cap_reader_end_windows()): @p win (@p cap bytes) may still hold
+	 * records in use; the callee owns it (cap_window_pool_put() once they are not) */
+	void (*retire)(void *ctx, size_t input, uint8_t *win, size_t cap);
+	void *ctx;
+};
+/**
+ * Keep a windowed reader's records valid for one refill more: a refill moves on to a second
+ * window instead of reusing the current one, after @p hooks->fence. NULL: records are valid
+ * until the next call, as usual. @p hooks must outlive the reading.
+ */
+void cap_reader_set_fence(struct cap_reader *r, const struct cap_window_hooks *hooks,
+			  size_t input);
+/**
+ * The windowed reader's input has ended (cap_reader_next() gave anything but SN_OK): its
+ * windows go to hooks->retire, or back to the pool (or freed) without hooks; every later call
+ * gives the end again. No-op for other readers.
+ */
+void cap_reader_end_windows(struct cap_reader *r);
+/**
  * Close the descriptor that a mapped file keeps open for cap_reader_read_windowed() and
- * cap_cursor_fill(); the file is then read through its mapping only. For one of several inputs
- * (a merge reads neither way), so that thousands of them need no descriptor each.
+ * cap_cursor_fill(); the file is then read through its mapping only. For inputs merged past the
+ * descriptors the process may open (thousands of rotated captures): a file read through its
+ * mapping and cut while it is read ends the process (SIGBUS).
  */
 void cap_reader_drop_fd(struct cap_reader *r);
 /** The mapping of the file that cap_reader_mapped() @p r maps, NULL for any other input:
@@ -256,9 +298,19 @@ uint32_t cap_merge_next_batch(struct cap_merge *m, struct cap_record *recs, uint
 const struct cap_reader *cap_merge_single(const struct cap_merge *m);
 /** cap_reader_set_release_lag() on every input. */
 void cap_merge_set_release_lag(struct cap_merge *m, size_t bytes);
-/** cap_reader_read_windowed() on the only input when there is exactly one and nothing has
- *  been read yet. @return whether it reads in windows */
+/**
+ * Read the inputs in windows, before anything is read: the only input with
+ * cap_reader_read_windowed(); each of several with cap_reader_read_windowed_growing() (those
+ * that kept their descriptor: cap_reader_drop_fd()), whose records are then transient.
+ * @return whether there is exactly one input and it reads in windows
+ */
 bool cap_merge_read_windowed(struct cap_merge *m);
+/** Inputs merged. */
+size_t cap_merge_count(const struct cap_merge *m);
+/** cap_reader_set_fence() on every input, each with its index (NULL: none). */
+void cap_merge_set_fence(struct cap_merge *m, const struct cap_window_hooks *hooks);
+/** The pool the windows of several inputs come from (cap_merge_read_windowed()), or NULL. */
+struct cap_window_pool *cap_merge_window_pool(const struct cap_merge *m);
 
 void cap_merge_free(struct cap_merge *m);
 

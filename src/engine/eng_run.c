@@ -12,8 +12,10 @@
  * same engine in capture order. Shard 0 is analysed by the calling thread itself between
  * reads, shards 1..N-1 by N-1 worker threads: N threads in all, one per core, none of them
  * only waiting. Records travel in batches of ENG_BATCH descriptors; the record
- * bytes are not copied (readers keep them valid until they are freed, or, for streamed input,
- * until give_back() sees every worker past them). Each worker owns one
+ * bytes are not copied (readers keep them valid until they are freed; streamed input until
+ * give_back() sees every worker past them; several files, each read in windows of its own,
+ * until fence() sees every worker past the window's records before the window is used
+ * again, and retire() when the file ends). Each worker owns one
  * struct eng; nothing is shared between workers, so they take no locks. When the input ends,
  * eng_result_build() merges the workers' outputs deterministically: the result is the same
  * for every N and either path.
@@ -72,6 +74,9 @@ struct worker {
 	struct sn_queue empty; /* worker -> reader: batches to refill */
 	struct batch *cur;     /* reader side: the batch being filled */
 	struct batch *pool;    /* the batches, owned */
+	/* reader side: empty batches taken from the queue while waiting (fence()) */
+	struct batch *stash[ENG_BATCHES_PER_WK];
+	uint32_t nstash;
 	/* for giving back transient input (streamed gzip) once analysed, reader side: */
 	uint64_t next_seq;     /* seq of the next batch handed over */
 	uint64_t firsts[ENG_BATCHES_PER_WK]; /* offset of the first record of batch seq, by
@@ -160,8 +165,120 @@ struct dispatch {
 	uint32_t n;
 	uint32_t main_buckets; /* buckets below this are the reading thread's own */
 	const struct cap_reader *stream; /* streamed input to give back, or NULL */
+	/* several inputs read in windows: per input and worker, the batch to wait for before
+	 * the input's window of two refills ago is overwritten (fence()); NULL otherwise */
+	uint64_t *marks;
+	struct cap_window_hooks hooks;
+	/* windows of inputs that ended, oldest first, each with the batch to wait for per
+	 * worker (n entries from its marks) before it goes back to the merge's pool */
+	struct retired *ret;
+	size_t ret_head, ret_n, ret_cap;
 	struct sn_phase start;           /* of the run (SIPNAB_TIMING) */
 };
+
+struct retired {
+	uint8_t *win;
+	size_t cap;
+	uint64_t *marks;
+};
+
+/* The batches that hold records now, per worker (marks[1..n-1]): the batch being filled
+ * counts once it has records (its seq will be next_seq + 1). */
+static void mark_now(const struct dispatch *d, uint64_t *marks)
+{
+	for (uint32_t i = 1; i < d->n; i++) {
+		const struct worker *wk = &d->w[i];
+
+		marks[i] = wk->cur->count ? wk->next_seq + 1 : wk->next_seq;
+	}
+}
+
+static bool marks_done(const struct dispatch *d, const uint64_t *marks)
+{
+	for (uint32_t i = 1; i < d->n; i++) {
+		if (atomic_load_explicit(&d->w[i].done, memory_order_acquire) < marks[i]) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Give the retired windows that no batch in flight uses back to the pool (all: the workers
+ * have finished). */
+static void drain_retired(struct dispatch *d, bool all)
+{
+	while (d->ret_head < d->ret_n && (all || marks_done(d, d->ret[d->ret_head].marks))) {
+		struct retired *e = &d->ret[d->ret_head++];
+
+		cap_window_pool_put(cap_merge_window_pool(d->m), e->win, e->cap);
+		free(e->marks);
+	}
+	if (d->ret_head == d->ret_n) {
+		d->ret_head = d->ret_n = 0;
+	}
+}
+
+/* Hand worker @p wk's batch over and take an empty one. */
+static void hand_over(struct dispatch *d, struct worker *wk, uint64_t reading, uint64_t *released)
+{
+	struct batch *b = wk->cur;
+
+	b->seq = ++wk->next_seq;
+	wk->firsts[b->seq % ENG_BATCHES_PER_WK] = b->recs[0].offset;
+	sn_queue_push(&wk->full, b);
+	wk->cur = wk->nstash ? wk->stash[--wk->nstash] : sn_queue_pop(&wk->empty);
+	if (d->stream) {
+		*released = give_back(d->stream, d->w, d->n, reading, *released);
+	}
+	if (d->ret_n) {
+		drain_retired(d, false);
+	}
+}
+
+/*
+ * Several inputs read in windows (cap_reader_set_fence()): input @p input is about to
+ * overwrite the window it read from before its last refill. Wait until every worker has
+ * analysed the batches that held records at that refill (the batch being filled then is
+ * handed over now if it still is), taking their empty batches back meanwhile, and note the
+ * batches that hold records now, for the next refill. The wait is rare: a window is 2 MiB
+ * of one input, and a worker has at most ENG_BATCHES_PER_WK batches in flight.
+ */
+static void fence(void *ctx, size_t input)
+{
+	struct dispatch *d = ctx;
+	uint64_t *mark = &d->marks[input * d->n];
+	uint64_t released = 0;
+
+	for (uint32_t i = 1; i < d->n; i++) {
+		struct worker *wk = &d->w[i];
+
+		if (mark[i] > wk->next_seq && wk->cur->count) {
+			hand_over(d, wk, wk->cur->recs[0].offset, &released);
+		}
+		while (atomic_load_explicit(&wk->done, memory_order_acquire) < mark[i]) {
+			wk->stash[wk->nstash++] = sn_queue_pop(&wk->empty);
+		}
+	}
+	mark_now(d, mark);
+}
+
+/* An input ended: its window @p win goes back to the pool once no batch in flight uses it. */
+static void retire(void *ctx, size_t input, uint8_t *win, size_t cap)
+{
+	struct dispatch *d = ctx;
+	struct retired *e;
+
+	(void)input;
+	if (d->ret_n == d->ret_cap) {
+		d->ret_cap = d->ret_cap ? 2 * d->ret_cap : 16;
+		d->ret = sn_xrealloc(d->ret, d->ret_cap * sizeof(*d->ret));
+	}
+	e = &d->ret[d->ret_n++];
+	e->win = win;
+	e->cap = cap;
+	e->marks = sn_xcalloc(d->n, sizeof(*e->marks));
+	mark_now(d, e->marks);
+}
 
 /* Thread 0 reads, shards and analyses its own share; thread t > 0 is worker t. */
 static void dispatch_main(void *arg, uint32_t t)
@@ -190,13 +307,7 @@ static void dispatch_main(void *arg, uint32_t t)
 		b = wk->cur;
 		b->recs[b->count++] = rec;
 		if (b->count == ENG_BATCH) {
-			b->seq = ++wk->next_seq;
-			wk->firsts[b->seq % ENG_BATCHES_PER_WK] = b->recs[0].offset;
-			sn_queue_push(&wk->full, b);
-			wk->cur = sn_queue_pop(&wk->empty);
-			if (d->stream) {
-				released = give_back(d->stream, w, n, rec.offset, released);
-			}
+			hand_over(d, wk, rec.offset, &released);
 		}
 	}
 	for (uint32_t i = 1; i < n; i++) {
@@ -334,8 +445,23 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *run
 	if (d.stream && !cap_reader_transient(d.stream)) {
 		d.stream = NULL;
 	}
+	if (cap_merge_count(m) > 1 && !getenv("SIPNAB_MAPPED")) {
+		/* several files: each read with pread() in windows of its own, so that one cut
+		 * while it is read ends its input instead of the process (SIGBUS); a window
+		 * stays until the workers are done with its records (fence()) */
+		(void)cap_merge_read_windowed(m);
+		d.marks = sn_xcalloc(cap_merge_count(m) * n, sizeof(*d.marks));
+		d.hooks = (struct cap_window_hooks){.fence = fence, .retire = retire, .ctx = &d};
+		cap_merge_set_fence(m, &d.hooks);
+	}
 	/* the reading thread and the workers run at once, on the pool's helpers */
 	sn_pool_run(n, dispatch_main, &d);
+	if (d.marks) {
+		cap_merge_set_fence(m, NULL);
+		drain_retired(&d, true);
+		free(d.ret);
+		free(d.marks);
+	}
 	sn_phase_end(&ph, "analyse");
 	r = eng_result_build(engines, n);
 	sn_phase_end(&ph, "build");
