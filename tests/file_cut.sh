@@ -1,10 +1,10 @@
 #!/bin/bash
 # A capture cut while sipnab reads it (a capture tool rotating its files, a user's truncate):
 # at one core and at two (the sharded reader), alone or merged with another file (each read
-# in windows of its own, kept for the workers at two cores), sipnab never dies of the lost
-# pages of its mapping (SIGBUS), and when the cut lands before it has read that far, it
-# reports the cut record, says that the file shrank and to how many bytes, and reports the
-# packets before it.
+# in windows of its own, kept for the workers at two cores), or gzip-compressed, sipnab never
+# dies of the lost pages of its mapping (SIGBUS), and when the cut lands before it has read
+# that far, it reports the cut record, says that the file shrank and to how many bytes (for
+# gzip: that the stream is truncated), and reports the packets before it.
 #
 # The cut races the run: it is made at several points of a run's measured length, and every
 # attempt must end well whichever way the race went (read whole before the cut: the whole
@@ -115,8 +115,51 @@ for run in 1 2 1m 2m; do
 		missed="$missed $run"
 	fi
 done
+
+# A gzip capture cut while it is inflated (it is read with read() from its descriptor, as a
+# pipe is; through its mapping, the cut killed sipnab in every attempt): the gzip stream ends
+# early, a truncation, and the packets inflated before it are reported
+gzip -c "$TMPD/full.pcap" >"$TMPD/full.pcap.gz"
+gzsize=$(stat -c %s "$TMPD/full.pcap.gz")
+for cores in 1 2; do
+	hits=0
+	t0=$(date +%s%N)
+	"$SIPNAB_BIN" -N -I "$TMPD/full.pcap.gz" --cores "$cores" --report=json >/dev/null 2>&1
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	for pct in 5 15 30 50; do
+		d=$(awk -v ms="$ms" -v p="$pct" 'BEGIN { printf "%.3f", ms * p / 100000 }')
+		cp "$TMPD/full.pcap.gz" "$TMPD/cut.pcap.gz"
+		"$SIPNAB_BIN" -N -I "$TMPD/cut.pcap.gz" --cores "$cores" --report=json \
+			>"$TMPD/cut.json" 2>"$TMPD/cut.err" &
+		pid=$!
+		sleep "$d"
+		truncate -s $((gzsize / 3)) "$TMPD/cut.pcap.gz"
+		wait "$pid"
+		rc=$?
+		what="gzip, --cores $cores, cut after $d s of a ${ms} ms run"
+		checks=$((checks + 1))
+		if [ "$rc" != 0 ]; then
+			fail "$what: exit status $rc ($(head -c 200 "$TMPD/cut.err"))"
+			continue
+		fi
+		packets=$(json_get "$TMPD/cut.json" capture.packets)
+		if [ ! -s "$TMPD/cut.err" ] && [ "$packets" = "$all" ]; then
+			pass "$what: inflated whole before the cut"
+		elif grep -q "gzip stream is corrupt or truncated" "$TMPD/cut.err" &&
+		     [ "$(json_get "$TMPD/cut.json" capture.input_errors.0.error)" = truncated ] &&
+		     [ "$packets" -gt 0 ] && [ "$packets" -lt "$all" ]; then
+			hits=$((hits + 1))
+			pass "$what: truncated, $packets of $all packets"
+		else
+			fail "$what: $packets packets, stderr '$(head -c 200 "$TMPD/cut.err")'"
+		fi
+	done
+	if [ "$hits" = 0 ]; then
+		missed="$missed ${cores}gz"
+	fi
+done
 finish || exit 1
 if [ -n "$missed" ]; then
-	echo "SKIP: no cut landed before sipnab had read past it at --cores$missed (m: merged)"
+	echo "SKIP: no cut landed before sipnab had read past it at --cores$missed (m: merged, gz: gzip)"
 	exit 77
 fi

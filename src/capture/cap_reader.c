@@ -1128,12 +1128,26 @@ enum sn_status cap_reader_open(const char *path, struct cap_reader **out, struct
 			goto out_free;
 		}
 	} else if (r->len >= 2 && r->buf[0] == 0x1f && r->buf[1] == 0x8b) {
+		int fd = r->fd;
+		bool streamed;
+
 		r->gzip = true;
-		if (r->fd >= 0) {
-			close(r->fd);
-			r->fd = -1;
+		r->fd = -1;
+		/* inflated from the descriptor with read(), as a pipe is, not from the mapping: a
+		 * file cut while it is inflated ends its stream (a truncation) instead of the
+		 * process (SIGBUS); the mapping only when there is no descriptor */
+		streamed = fd >= 0 && r->map && cap_gz_start(r, true, fd, NULL, 0);
+		if (streamed) {
+			munmap(r->map, r->map_len);
+			r->map = NULL;
+			r->map_len = 0;
+		} else {
+			if (fd >= 0) {
+				close(fd);
+			}
+			streamed = cap_gz_start(r, true, -1, NULL, 0);
 		}
-		if (cap_gz_start(r, true, -1, NULL, 0)) {
+		if (streamed) {
 			/* enough for the header and the first pcapng blocks */
 			(void)cap_gz_wait(r, 1u << 20);
 		} else {
@@ -1637,6 +1651,8 @@ void cap_reader_end_windows(struct cap_reader *r)
 	}
 	r->win = r->win2 = NULL;
 	r->win_cap = r->win2_cap = 0;
+	r->buf = NULL; /* nothing held any more */
+	r->base = r->len = r->pos;
 }
 
 /* cap_reader_next() without giving anything back first. */

@@ -262,13 +262,28 @@ static void fence(void *ctx, size_t input)
 	mark_now(d, mark);
 }
 
-/* An input ended: its window @p win goes back to the pool once no batch in flight uses it. */
+/*
+ * An input ended: its window @p win goes back to the pool once no batch in flight uses it.
+ * The batches being filled are handed over first, whatever they hold, so that the window
+ * waits only for batches the workers have: one filling slowly (a worker that gets a record
+ * now and then, or none) held every ended file's windows out of the pool, and 200 rotated
+ * files of one host pair at --cores 2 took 1.0-1.6 s and 210 MiB instead of 0.05 s and 5 MiB
+ * (review of 8f12936). Handed over before the entry is made: hand_over() drains the list.
+ */
 static void retire(void *ctx, size_t input, uint8_t *win, size_t cap)
 {
 	struct dispatch *d = ctx;
 	struct retired *e;
+	uint64_t released = 0;
 
 	(void)input;
+	for (uint32_t i = 1; i < d->n; i++) {
+		struct worker *wk = &d->w[i];
+
+		if (wk->cur->count) {
+			hand_over(d, wk, wk->cur->recs[0].offset, &released);
+		}
+	}
 	if (d->ret_n == d->ret_cap) {
 		d->ret_cap = d->ret_cap ? 2 * d->ret_cap : 16;
 		d->ret = sn_xrealloc(d->ret, d->ret_cap * sizeof(*d->ret));
@@ -278,6 +293,7 @@ static void retire(void *ctx, size_t input, uint8_t *win, size_t cap)
 	e->cap = cap;
 	e->marks = sn_xcalloc(d->n, sizeof(*e->marks));
 	mark_now(d, e->marks);
+	drain_retired(d, false);
 }
 
 /* Thread 0 reads, shards and analyses its own share; thread t > 0 is worker t. */
@@ -378,7 +394,7 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *run
 	if (!with_reserve.eng.keep_huge) {
 		with_reserve.eng.keep_huge = keep_huge(m, n);
 	}
-	if (n == 1 && !getenv("SIPNAB_FORCE_SPLIT")) {
+	if (n == 1 && (!getenv("SIPNAB_FORCE_SPLIT") || !cap_merge_single(m))) {
 		/* one file is read in windows of the reader's own (cap_reader_read_windowed();
 		 * SIPNAB_MAPPED=1 reads it through its mapping, for comparison) */
 		if (!getenv("SIPNAB_MAPPED") && cap_merge_read_windowed(m)) {
