@@ -161,11 +161,12 @@ static void fuzz_fence(void *ctx, size_t input)
 	(void)input;
 }
 
-static void fuzz_retire(void *ctx, size_t input, uint8_t *win, size_t cap)
+static void fuzz_retire(void *ctx, size_t input, uint8_t *win[2], size_t cap[2])
 {
 	(void)ctx;
 	(void)input;
-	cap_window_pool_put(fuzz_pool, win, cap);
+	cap_window_pool_put(fuzz_pool, win[0], cap[0]);
+	cap_window_pool_put(fuzz_pool, win[1], cap[1]);
 }
 
 static const struct cap_window_hooks fuzz_hooks = {.fence = fuzz_fence, .retire = fuzz_retire};

@@ -209,9 +209,10 @@ struct cap_window_hooks {
 	 * index given to cap_reader_set_fence()): return only once no record read before the
 	 * last refill is in use any more */
 	void (*fence)(void *ctx, size_t input);
-	/* the input ended (cap_reader_end_windows()): @p win (@p cap bytes) may still hold
-	 * records in use; the callee owns it (cap_window_pool_put() once they are not) */
-	void (*retire)(void *ctx, size_t input, uint8_t *win, size_t cap);
+	/* the input ended (cap_reader_end_windows()): its windows @p win[0] and @p win[1]
+	 * (@p cap[k] bytes each; win[1] may be NULL) may still hold records in use; the callee
+	 * owns them (cap_window_pool_put() once they are not) */
+	void (*retire)(void *ctx, size_t input, uint8_t *win[2], size_t cap[2]);
 	void *ctx;
 };
 /**

@@ -1641,10 +1641,10 @@ void cap_reader_end_windows(struct cap_reader *r)
 		r->err_st = SN_ENOTFOUND; /* every later call says it ended (nothing to read from) */
 	}
 	if (r->hooks) {
-		r->hooks->retire(r->hooks->ctx, r->hooks_input, r->win, r->win_cap);
-		if (r->win2) {
-			r->hooks->retire(r->hooks->ctx, r->hooks_input, r->win2, r->win2_cap);
-		}
+		uint8_t *win[2] = {r->win, r->win2};
+		size_t cap[2] = {r->win_cap, r->win2_cap};
+
+		r->hooks->retire(r->hooks->ctx, r->hooks_input, win, cap);
 	} else {
 		cap_window_release(r, r->win, r->win_cap);
 		cap_window_release(r, r->win2, r->win2_cap);
