@@ -300,10 +300,10 @@ static void tune_malloc(uint32_t threads)
 
 /*
  * Descriptors that several merged inputs may keep open: each file keeps its own, to be read
- * with pread() in windows (cap_merge_read_windowed()), as many as the process may open (its
+ * with pread() in windows (cap_reader_open_merged()), as many as the process may open (its
  * soft limit raised to the hard one) less FD_SPARE for everything else; the files past them
- * are read through their mappings (cap_reader_drop_fd()), so that thousands of rotated
- * captures can still be merged.
+ * are opened again for each window read, so that any number of rotated captures can be
+ * merged.
  */
 #define FD_SPARE 64u
 
@@ -327,6 +327,51 @@ static size_t fd_budget(void)
 	return rl.rlim_cur > FD_SPARE ? (size_t)rl.rlim_cur - FD_SPARE : 0;
 }
 
+/*
+ * Open every input into @p readers (their formats into @p formats): one alone as it comes,
+ * several for a merge, as many keeping their descriptor as the budget allows. gzip input and
+ * pipes keep theirs whatever it says (their input threads read them): a file kept open gives
+ * its own up for them, the last opened first. EXIT_USAGE, with the reason printed and
+ * nothing left open, when one cannot be opened.
+ */
+static int open_inputs(const struct options *o, struct cap_reader **readers,
+		       const char **formats)
+{
+	bool merged = o->input_count > 1;
+	size_t fds = merged ? fd_budget() : 0;
+	size_t kept = 0; /* descriptors the inputs opened so far hold */
+	size_t *givers = sn_xcalloc(o->input_count, sizeof(*givers));
+	size_t ngivers = 0;
+
+	for (size_t i = 0; i < o->input_count; i++) {
+		struct sn_diag diag = {0};
+		enum sn_status st =
+			merged ? cap_reader_open_merged(o->inputs[i], kept < fds, &readers[i], &diag)
+			       : cap_reader_open(o->inputs[i], &readers[i], &diag);
+
+		if (st != SN_OK) {
+			fprintf(stderr, "sipnab: %s: %s\n", o->inputs[i], diag.msg);
+			for (size_t j = 0; j < i; j++) {
+				cap_reader_free(readers[j]);
+			}
+			free(givers);
+			return EXIT_USAGE;
+		}
+		formats[i] = cap_reader_format(readers[i]);
+		if (merged && cap_reader_holds_fd(readers[i])) {
+			kept++;
+			if (cap_reader_reopenable(readers[i])) {
+				givers[ngivers++] = i;
+			}
+			while (kept > fds && ngivers > 0) {
+				kept -= cap_reader_release_fd(readers[givers[--ngivers]]);
+			}
+		}
+	}
+	free(givers);
+	return 0;
+}
+
 static int run_headless(const struct options *o)
 {
 	struct cap_reader **readers = sn_xcalloc(o->input_count, sizeof(*readers));
@@ -336,33 +381,14 @@ static int run_headless(const struct options *o)
 	struct eng_result *res;
 	struct sn_phase ph;
 	enum sn_status st;
-	int rc = 0;
-	size_t fds = o->input_count > 1 ? fd_budget() : 0;
+	int rc;
 
 	sn_phase_start(&ph);
-	for (size_t i = 0; i < o->input_count; i++) {
-		struct sn_diag diag = {0};
-		if (cap_reader_open(o->inputs[i], &readers[i], &diag) != SN_OK) {
-			fprintf(stderr, "sipnab: %s: %s\n", o->inputs[i], diag.msg);
-			for (size_t j = 0; j < i; j++) {
-				cap_reader_free(readers[j]);
-			}
-			free(readers);
-			free(formats);
-			return EXIT_USAGE;
-		}
-		formats[i] = cap_reader_format(readers[i]);
-		if (o->input_count > 1 && cap_reader_mapped(readers[i])) {
-			/* reading its header mapped pages of it in (the kernel maps a whole
-			 * folio: 128 KiB of each of 1,000 rotated captures of 131 KB), which a
-			 * merge reads only much later, if at all (in windows); a file only (the
-			 * bytes inflated from gzip would be lost) */
-			cap_reader_advise(readers[i], 0, SIZE_MAX, false);
-		}
-		if (o->input_count > 1 && i >= fds) {
-			/* past the descriptors it may keep: read through its mapping */
-			cap_reader_drop_fd(readers[i]);
-		}
+	rc = open_inputs(o, readers, formats);
+	if (rc != 0) {
+		free(readers);
+		free(formats);
+		return rc;
 	}
 	if (o->input_count == 1 && cap_reader_mapped(readers[0])) {
 		tune_malloc(o->run.cores);

@@ -1782,6 +1782,35 @@ START_TEST(test_cap_reader_read_in_windows_reports_truncation_and_corruption_lik
 }
 END_TEST
 
+/*
+ * Read 5 records of @p r (a reader of @p path), cut the file to @p cut bytes, and read on: the
+ * records of @p log (the cut file's, read whole), then the truncation that log_cut_under()
+ * describes.
+ */
+static void read_across_cut(struct cap_reader *r, const char *path, size_t cut,
+			    const struct rec_log *log)
+{
+	struct cap_record rec;
+	struct rec_log *want;
+	enum sn_status st;
+	size_t i;
+
+	for (i = 0; i < 5; i++) {
+		ck_assert_int_eq(cap_reader_next(r, &rec), SN_OK);
+		expect_log_rec(log, i, &rec);
+	}
+	ck_assert_int_eq(truncate(path, (off_t)cut), 0);
+	while ((st = cap_reader_next(r, &rec)) == SN_OK) {
+		expect_log_rec(log, i++, &rec);
+	}
+	ck_assert_int_eq(st, SN_ETRUNC);
+	ck_assert_uint_eq(i, log->n);
+	want = log_cut_under(log, cut);
+	ck_assert_uint_eq(cap_reader_error(r)->offset, want->err.offset);
+	ck_assert_str_eq(cap_reader_error(r)->msg, want->err.msg);
+	free(want);
+}
+
 /* A file cut while it is read (a capture rotated under the reader): read through a mapping,
  * touching the lost pages would kill the process (SIGBUS); read in windows, it is a
  * truncation at the record that was cut, which says that the file shrank, and every record
@@ -1790,12 +1819,9 @@ START_TEST(test_cap_reader_read_in_windows_survives_a_file_cut_under_it)
 {
 	static struct tbuf t;
 	struct cap_reader *r;
-	struct cap_record rec;
-	struct rec_log *log, *want;
+	struct rec_log *log;
 	const char *path;
-	enum sn_status st;
 	size_t cut;
-	size_t i = 0;
 
 	memset(&t, 0, sizeof(t));
 	pcap_many(&t, 60);
@@ -1808,21 +1834,8 @@ START_TEST(test_cap_reader_read_in_windows_survives_a_file_cut_under_it)
 	path = tmp_write(t.b, t.n);
 	r = open_ok(path);
 	ck_assert(cap_reader_read_windowed(r, 256));
-	for (; i < 5; i++) {
-		ck_assert_int_eq(cap_reader_next(r, &rec), SN_OK);
-		expect_log_rec(log, i, &rec);
-	}
-	ck_assert_int_eq(truncate(path, (off_t)cut), 0);
-	while ((st = cap_reader_next(r, &rec)) == SN_OK) {
-		expect_log_rec(log, i++, &rec);
-	}
-	ck_assert_int_eq(st, SN_ETRUNC);
-	ck_assert_uint_eq(i, 40);
-	want = log_cut_under(log, cut);
-	ck_assert_uint_eq(cap_reader_error(r)->offset, want->err.offset);
-	ck_assert_str_eq(cap_reader_error(r)->msg, want->err.msg);
+	read_across_cut(r, path, cut, log);
 	cap_reader_free(r);
-	free(want);
 	free(log);
 }
 END_TEST
@@ -1959,7 +1972,8 @@ START_TEST(test_cap_reader_read_in_windows_only_for_a_mapped_file)
 	ck_assert(rec.transient); /* streamed, as before */
 	cap_reader_free(r);
 	/* a merge: its one input, and only before it is read; several inputs each in windows of
-	 * their own (not the only input: false), unless one gave its descriptor up */
+	 * their own (not the only input: false), also those opened for a merge, with or without
+	 * their descriptor kept */
 	path = tmp_write(t.b, t.n);
 	rs[0] = open_ok(path);
 	rs[1] = open_ok(path);
@@ -1970,14 +1984,14 @@ START_TEST(test_cap_reader_read_in_windows_only_for_a_mapped_file)
 		ck_assert(rec.transient);
 	}
 	cap_merge_free(m);
-	rs[0] = open_ok(path);
-	rs[1] = open_ok(path);
-	cap_reader_drop_fd(rs[1]);
+	ck_assert_int_eq(cap_reader_open_merged(path, true, &rs[0], NULL), SN_OK);
+	ck_assert_int_eq(cap_reader_open_merged(path, false, &rs[1], NULL), SN_OK);
+	ck_assert(!cap_reader_mapped(rs[0]) && !cap_reader_mapped(rs[1]));
 	m = cap_merge_new(rs, 2);
 	ck_assert(!cap_merge_read_windowed(m));
 	for (int k = 0; k < 2; k++) {
 		ck_assert_int_eq(cap_merge_next(m, &rec, NULL, NULL), SN_OK);
-		ck_assert(rec.transient == (rec.file_index == 0));
+		ck_assert(rec.transient);
 	}
 	cap_merge_free(m);
 	rs[0] = open_ok(path);
@@ -1993,29 +2007,249 @@ START_TEST(test_cap_reader_read_in_windows_only_for_a_mapped_file)
 	ck_assert_int_eq(cap_merge_next(m, &rec, NULL, NULL), SN_OK);
 	ck_assert(!rec.transient);
 	cap_merge_free(m);
-	/* without its descriptor (one of several inputs) a file is read through its mapping:
-	 * no windows, no buffers for ranges */
-	r = open_ok(path);
-	cap_reader_drop_fd(r);
-	ck_assert(!cap_reader_read_windowed(r, 0));
-	{
-		uint8_t b[64];
-		size_t first, end;
-		struct cap_cursor *c = cap_reader_split_begin(r, &first, &end);
-
-		ck_assert_ptr_nonnull(c);
-		ck_assert_uint_eq(cap_cursor_fill(c, b, first, sizeof(b)), 0);
-		cap_cursor_seek(c, first, end, false);
-		ck_assert_int_eq(cap_cursor_next(c, &rec), SN_OK);
-		ck_assert(!rec.transient);
-		cap_cursor_free(c);
-	}
-	ck_assert_int_eq(cap_reader_next(r, &rec), SN_OK);
-	ck_assert(!rec.transient);
-	cap_reader_free(r);
 }
 END_TEST
 
+
+/* ---------------------------------------------------------------- opened for a merge */
+
+/* Descriptors this process has open. */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		n += e->d_name[0] != '.';
+	}
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
+static struct cap_reader *open_merged_ok(const char *path, bool keep_fd)
+{
+	struct cap_reader *r = NULL;
+	struct sn_diag d;
+	int fds = count_fds();
+
+	memset(&d, 0, sizeof(d));
+	ck_assert_msg(cap_reader_open_merged(path, keep_fd, &r, &d) == SN_OK, "open %s: %s", path,
+		      d.msg);
+	ck_assert_ptr_nonnull(r);
+	ck_assert(!cap_reader_mapped(r));
+	ck_assert_ptr_null(cap_reader_map(r));
+	/* without its descriptor kept, the reader holds none between reads */
+	ck_assert_int_eq(count_fds(), fds + (keep_fd ? 1 : 0));
+	return r;
+}
+
+/*
+ * Read @p path opened for a merge (cap_reader_open_merged()), in windows up to @p max bytes
+ * (cap_reader_read_windowed_growing(); 4096 keeps the first one's size: a refill every few
+ * records), its descriptor kept (@p keep 1), not kept (0), or kept and given up before the
+ * first read (2: cap_reader_release_fd()). Every record must be the next one of @p log (the
+ * mapped reader's) and transient, and the input must end as it did for the mapped reader, at
+ * the same offset for the same reason.
+ */
+static void read_merged_open(const char *path, int keep, size_t max, const struct rec_log *log)
+{
+	struct cap_reader *r = open_merged_ok(path, keep != 0);
+	bool keep_fd = keep == 1;
+	int fds;
+
+	ck_assert(cap_reader_reopenable(r));
+	ck_assert(cap_reader_holds_fd(r) == (keep != 0));
+	if (keep == 2) {
+		ck_assert(cap_reader_release_fd(r));
+		ck_assert(!cap_reader_release_fd(r));
+		ck_assert(!cap_reader_holds_fd(r));
+	}
+	fds = count_fds();
+	struct cap_record rec;
+	enum sn_status st;
+	size_t i = 0;
+
+	ck_assert(cap_reader_read_windowed_growing(r, 4096, max, NULL));
+	while ((st = cap_reader_next(r, &rec)) == SN_OK) {
+		ck_assert(rec.transient);
+		expect_log_rec(log, i++, &rec);
+		ck_assert_int_eq(count_fds(), fds);
+	}
+	ck_assert_msg(i == log->n, "%s, keep %d, max %zu: %zu of %zu records", path, keep, max, i,
+		      log->n);
+	ck_assert_int_eq(st, log->end);
+	if (st != SN_ENOTFOUND) {
+		ck_assert_uint_eq(cap_reader_error(r)->offset, log->err.offset);
+		ck_assert_str_eq(cap_reader_error(r)->msg, log->err.msg);
+	}
+	ck_assert_int_eq(cap_reader_next(r, &rec), st);
+	cap_reader_free(r);
+	ck_assert_int_eq(count_fds(), fds - (keep_fd ? 1 : 0));
+}
+
+/* Files to be merged are read in windows from their opening, never mapped, with or without
+ * their descriptor kept open: the records and ends of the mapped reader, for every format and
+ * every damage. */
+START_TEST(test_cap_reader_open_merged_gives_the_mapped_records)
+{
+	static struct tbuf t;
+	struct png_layout lay;
+	const char *paths[11];
+
+	memset(&t, 0, sizeof(t));
+	pcap_many(&t, 150); /* about 14 KB: several windows of 4 KiB */
+	paths[0] = tmp_write(t.b, t.n);
+	build_pcap(&t, true, 0xa1b23c4du);
+	paths[1] = tmp_write(t.b, t.n);
+	build_pcapng(&t, false, &lay);
+	paths[2] = tmp_write(t.b, t.n);
+	png_mid_idb(&t, true, 7); /* blocks longer than the first window, an IDB midway */
+	paths[3] = tmp_write(t.b, t.n);
+	memset(&t, 0, sizeof(t));
+	pcap_hdr(&t, 0xa1b2c3d4u, 65535, 1);
+	pcap_rec(&t, 1700000000, 0, 9000, 9000, 2); /* the first record longer than a window */
+	pcap_rec(&t, 1700000001, 0, 3, 3, 3);
+	paths[4] = tmp_write(t.b, t.n);
+	memset(&t, 0, sizeof(t));
+	pcap_hdr(&t, 0xa1b2c3d4u, 65535, 1);
+	paths[5] = tmp_write(t.b, t.n);
+	damaged_captures(&paths[6]);
+	for (size_t p = 0; p < SN_ARRAY_SIZE(paths); p++) {
+		struct rec_log *log = log_sequential(paths[p]);
+
+		ck_assert_int_eq(log->end, p < 6 ? SN_ENOTFOUND : p == 8 || p == 10 ? SN_EPARSE
+										    : SN_ETRUNC);
+		for (int keep = 0; keep < 3; keep++) {
+			read_merged_open(paths[p], keep, 4096, log);
+			read_merged_open(paths[p], keep, 0, log);
+		}
+		free(log);
+	}
+}
+END_TEST
+
+/* A file merged without its descriptor kept is opened again by its name for each window: cut
+ * meanwhile, it is a truncation as for one kept open; renamed away with another file put in
+ * its place, or removed, its input ends at the end of what was read, saying why, instead of
+ * reading another file's bytes as its own. */
+START_TEST(test_cap_reader_open_merged_ends_when_its_file_is_replaced)
+{
+	static struct tbuf t;
+	struct rec_log *log;
+	struct cap_reader *r;
+	struct cap_record rec;
+	enum sn_status st;
+	char moved[600];
+	const char *path;
+	size_t cut, i;
+
+	memset(&t, 0, sizeof(t));
+	pcap_many(&t, 150);
+	log = log_sequential(tmp_write(t.b, t.n));
+	cut = log->rec[120].offset + 20;
+	free(log);
+	log = log_sequential(tmp_write(t.b, cut));
+	ck_assert_uint_eq(log->n, 120);
+	/* cut: the same inode, shorter */
+	path = tmp_write(t.b, t.n);
+	r = open_merged_ok(path, false);
+	ck_assert(cap_reader_read_windowed_growing(r, 4096, 4096, NULL));
+	read_across_cut(r, path, cut, log);
+	cap_reader_free(r);
+	free(log);
+	/* renamed, and another capture (the same bytes) written under its name; renamed, and
+	 * nothing under its name; removed (nothing holds it open: its inode number is free),
+	 * and another written under its name, often given the same inode number */
+	log = log_sequential(tmp_write(t.b, t.n));
+	for (int how = 0; how < 3; how++) {
+		struct statx stx;
+
+		path = tmp_write(t.b, t.n);
+		if (how == 2 && (statx(AT_FDCWD, path, 0, STATX_BTIME, &stx) != 0 ||
+				 !(stx.stx_mask & STATX_BTIME))) {
+			continue; /* no birth time here: only the inode tells (sipnab.1, BUGS) */
+		}
+		r = open_merged_ok(path, false);
+		ck_assert(cap_reader_read_windowed_growing(r, 4096, 4096, NULL));
+		ck_assert_int_eq(cap_reader_next(r, &rec), SN_OK);
+		expect_log_rec(log, 0, &rec);
+		snprintf(moved, sizeof(moved), "%s.1", path);
+		if (how < 2) {
+			ck_assert_int_eq(rename(path, moved), 0);
+		} else {
+			ck_assert_int_eq(unlink(path), 0);
+		}
+		if (how != 1) {
+			FILE *f = fopen(path, "wb");
+
+			ck_assert_ptr_nonnull(f);
+			ck_assert_uint_eq(fwrite(t.b, 1, t.n, f), t.n);
+			ck_assert_int_eq(fclose(f), 0);
+		}
+		i = 1;
+		while ((st = cap_reader_next(r, &rec)) == SN_OK) {
+			expect_log_rec(log, i++, &rec);
+		}
+		/* the first window's records, and no more */
+		ck_assert_int_eq(st, SN_ETRUNC);
+		ck_assert_uint_gt(i, 5);
+		ck_assert_uint_lt(i, log->n);
+		ck_assert_uint_le(cap_reader_error(r)->offset, 4096);
+		ck_assert_ptr_nonnull(strstr(cap_reader_error(r)->msg,
+					     how == 1 ? strerror(ENOENT)
+						      : "another file has its name now: it was "
+							"rotated or removed while it was read"));
+		ck_assert_int_eq(cap_reader_next(r, &rec), SN_ETRUNC);
+		cap_reader_free(r);
+		if (how < 2) {
+			ck_assert_int_eq(unlink(moved), 0);
+		}
+	}
+	free(log);
+}
+END_TEST
+
+/* What a merge opens that is not a regular uncompressed file is opened as cap_reader_open()
+ * opens it: gzip (with or without the descriptor asked to be kept), errors alike. */
+START_TEST(test_cap_reader_open_merged_opens_gzip_and_rejects_like_open)
+{
+	static const char text[] = "INVITE sip:bob@example.com SIP/2.0\r\nVia: x\r\n\r\n";
+	struct cap_reader *r = NULL;
+	struct sn_diag d, d2;
+	struct tbuf t;
+	const char *bad[3];
+	char missing[512];
+
+	build_pcap(&t, false, 0xa1b2c3d4u);
+	for (int keep = 0; keep < 2; keep++) {
+		ck_assert_int_eq(cap_reader_open_merged(tmp_write_gz(t.b, t.n, 2), keep, &r, &d),
+				 SN_OK);
+		ck_assert_str_eq(cap_reader_format(r), "pcap+gzip");
+		/* its inflater's descriptor, for the whole run */
+		ck_assert(cap_reader_holds_fd(r) && !cap_reader_reopenable(r));
+		ck_assert(!cap_reader_release_fd(r));
+		check_pcap_records(r, false);
+		cap_reader_free(r);
+	}
+	snprintf(missing, sizeof(missing), "%s/does-not-exist.pcap", tmpdir);
+	bad[0] = missing;
+	bad[1] = tmpdir;
+	bad[2] = tmp_write(text, sizeof(text) - 1);
+	for (size_t i = 0; i < SN_ARRAY_SIZE(bad); i++) {
+		for (int keep = 0; keep < 2; keep++) {
+			enum sn_status want = cap_reader_open(bad[i], &r, &d);
+
+			r = NULL;
+			ck_assert_int_eq(cap_reader_open_merged(bad[i], keep, &r, &d2), want);
+			ck_assert_ptr_null(r);
+			ck_assert_int_eq(d2.err, d.err);
+			ck_assert_str_eq(d2.msg, d.msg);
+		}
+	}
+}
+END_TEST
 
 START_TEST(test_cap_cursor_ranges_chained_by_position_give_the_reader_records)
 {
@@ -2682,6 +2916,9 @@ static Suite *cap_reader_suite(void)
 	tcase_add_test(tc, test_cap_cursor_ranges_from_buffers_survive_a_file_cut_under_them);
 	tcase_add_test(tc, test_cap_cursor_range_after_a_cut_ends_where_the_range_before_ended);
 	tcase_add_test(tc, test_cap_reader_read_in_windows_only_for_a_mapped_file);
+	tcase_add_test(tc, test_cap_reader_open_merged_gives_the_mapped_records);
+	tcase_add_test(tc, test_cap_reader_open_merged_ends_when_its_file_is_replaced);
+	tcase_add_test(tc, test_cap_reader_open_merged_opens_gzip_and_rejects_like_open);
 	CAP_TCASE("cursor");
 	tcase_add_test(tc, test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges);
 	tcase_add_test(tc, test_cap_reader_mapped_only_for_an_uncompressed_file);

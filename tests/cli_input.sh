@@ -47,8 +47,7 @@ expect_eq "two inputs packets" "$(json_get "$TMPD/two.json" capture.packets)" 19
 expect_eq "two inputs files" "$(json_get "$TMPD/two.json" capture.files.1)" "$TMPD/s.pcap.gz"
 
 # a capture rotated into 300 files (tcpdump -C/-G) is merged back with only 64 descriptors: a
-# file past the descriptors a merge may keep is read through its mapping instead of in
-# windows of its own
+# file past the descriptors a merge may keep is opened again for each window read
 python3 - "$S" "$TMPD/rot" <<'PY' || fail "rotating the sample"
 import os, struct, sys
 raw = open(sys.argv[1], "rb").read()
@@ -74,8 +73,8 @@ for k in capture.packets capture.sip_messages capture.rtp_packets summary.calls 
 	expect_eq "300 rotated files: $k" "$(json_get "$TMPD/rot.json" $k)" \
 		"$(json_get "$TMPD/full.json" $k)"
 done
-# with more descriptors, some files (or all) are read in windows, which at two cores and more
-# stay until the workers are done with their records (here 4 KiB windows: a fence every few
+# with more descriptors, some files (or all) keep theirs; at two cores and more a window stays
+# until the workers are done with its records (here 4 KiB windows: a fence every few
 # records): the same report
 for lim in 200 1024; do
 	for cores in 1 2 3; do
@@ -88,6 +87,46 @@ for lim in 200 1024; do
 			fail "300 rotated files, $lim descriptors, --cores $cores: the report differs"
 		fi
 	done
+done
+
+# 60 files, then 70 gzip files, with 100 descriptors (a budget of 36): a gzip file keeps its
+# descriptor for the whole run, so the files kept open give theirs up for them and are opened
+# again for each window (577738a: "z060.pcap.gz: Too many open files", exit status 2)
+python3 - "$TMPD/gzmix" "$SIPNAB_SRCDIR/tests" <<'PY' || fail "writing the gzip mix"
+import gzip, os, shutil, sys
+sys.path.insert(0, sys.argv[2])
+from sip_pcap import SipPcap
+out = sys.argv[1]
+os.mkdir(out)
+def options(i):
+    return ("OPTIONS sip:a@10.0.0.2 SIP/2.0\nVia: SIP/2.0/UDP 10.0.0.1;branch=z9hG4bK%d\n"
+            "From: <sip:b@10.0.0.1>;tag=%d\nTo: <sip:a@10.0.0.2>\nCall-ID: gz-%d\n"
+            "CSeq: 1 OPTIONS\nContent-Length: 0\n\n" % (i, i, i))
+for i in range(60):
+    cap = SipPcap("%s/p%03d.pcap" % (out, i), start=1767225599 + i)
+    cap.packet("10.0.0.1", "10.0.0.2", options(i), dt=1)
+    cap.packet("10.0.0.1", "10.0.0.2", options(1000 + i), dt=1000)
+    cap.close()
+for i in range(70):
+    path = "%s/z%03d.pcap" % (out, i)
+    cap = SipPcap(path, start=1767225699 + i)
+    cap.packet("10.0.0.1", "10.0.0.2", options(100 + i), dt=1)
+    cap.close()
+    with open(path, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    os.unlink(path)
+PY
+set --
+for f in "$TMPD"/gzmix/p*.pcap "$TMPD"/gzmix/z*.pcap.gz; do
+	set -- "$@" -I "$f"
+done
+for cores in 1 2; do
+	(ulimit -n "$(fd_limit 100)" && "$SIPNAB_BIN" -N "$@" --cores $cores --report=json \
+		>"$TMPD/gzmix.json" 2>"$TMPD/err")
+	rc=$?
+	expect_eq "60 files and 70 gzip files, 100 descriptors, --cores $cores: exit status ($(head -c 200 "$TMPD/err"))" "$rc" 0
+	expect_eq "60 files and 70 gzip files, --cores $cores: packets" \
+		"$(json_get "$TMPD/gzmix.json" capture.packets 2>/dev/null)" 190
 done
 
 # usage errors

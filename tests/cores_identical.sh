@@ -94,14 +94,14 @@ expect_eq "split reader on one thread" "$(cmp -s "$TMPD/s0.json" "$TMPD/s1.json"
 expect_eq "single reader with a worker" "$(cmp -s "$TMPD/s0.json" "$TMPD/s2.json" && echo same)" same
 # several files merged: each read in windows of its own, which at two cores and more stay
 # until the workers are done with their records; with 4 KiB windows (SIPNAB_MERGE_WINDOW) a
-# refill waits for them every few records, and one file read through its mapping (its
-# descriptor given up, as past the limit of open files) is merged with the others
+# refill waits for them every few records, and one file without a descriptor of its own (past
+# the limit of open files: opened again for each window) is merged with the others
 "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" -I "$TMPD/unique.pcap" -I "$TMPD/many.pcap" \
 	--report=json --cores 1 >"$TMPD/m1.json" || fail "merge --cores 1: exit $?"
 for n in 2 3 4 8; do
 	for v in "" "4096" "4096 66"; do
 		set -- $v
-		# with 66 descriptors, the first two files in windows, the third through its mapping
+		# with 66 descriptors, the first two files keep theirs, the third is opened again
 		(if [ -n "${2:-}" ]; then ulimit -n "$2"; fi
 		 SIPNAB_MERGE_WINDOW=${1:-} exec "$SIPNAB_BIN" -N -I "$TMPD/carrier.pcap" \
 			-I "$TMPD/unique.pcap" -I "$TMPD/many.pcap" --report=json --cores $n) \

@@ -1,7 +1,8 @@
 #!/bin/bash
 # A capture cut while sipnab reads it (a capture tool rotating its files, a user's truncate):
 # at one core and at two (the sharded reader), alone or merged with another file (each read
-# in windows of its own, kept for the workers at two cores), or gzip-compressed, sipnab never
+# in windows of its own, kept for the workers at two cores; also with no descriptor to keep,
+# each file opened again for each window), or gzip-compressed, sipnab never
 # dies of the lost pages of its mapping (SIGBUS), and when the cut lands before it has read
 # that far, it reports the cut record, says that the file shrank and to how many bytes (for
 # gzip: that the stream is truncated), and reports the packets before it.
@@ -39,8 +40,8 @@ run_cut() {
 
 	shift 2
 	cp "$TMPD/full.pcap" "$TMPD/cut.pcap"
-	"$SIPNAB_BIN" -N -I "$TMPD/cut.pcap" "$@" --cores "$cores" --report=json >"$TMPD/cut.json" \
-		2>"$TMPD/cut.err" &
+	(ulimit -n "$fds" && exec "$SIPNAB_BIN" -N -I "$TMPD/cut.pcap" "$@" --cores "$cores" \
+		--report=json >"$TMPD/cut.json" 2>"$TMPD/cut.err") &
 	pid=$!
 	sleep "$delay"
 	truncate -s "$cut" "$TMPD/cut.pcap"
@@ -48,24 +49,30 @@ run_cut() {
 	rc=$?
 }
 
-# the run's length at each core count, in milliseconds (the delays are fractions of it)
+# the run's length at each core count, in milliseconds (the delays are fractions of it);
+# m: merged, n: merged with 64 descriptors (none kept for the files: opened again each window)
 missed=
-for run in 1 2 1m 2m; do
-	cores=${run%m}
+for run in 1 2 1m 2m 1n 2n; do
+	cores=${run%[mn]}
 	more=()
 	extra=0
+	fds=$(fd_limit 1024)
 	if [ "$run" != "$cores" ]; then
 		more=(-I "$TMPD/other.pcap")
 		extra=$other
 	fi
+	if [ "${run#?}" = n ]; then
+		fds=64
+	fi
 	hits=0
 	t0=$(date +%s%N)
-	"$SIPNAB_BIN" -N -I "$TMPD/full.pcap" "${more[@]}" --cores "$cores" --report=json >/dev/null 2>&1
+	(ulimit -n "$fds" && exec "$SIPNAB_BIN" -N -I "$TMPD/full.pcap" "${more[@]}" --cores "$cores" \
+		--report=json >/dev/null 2>&1)
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	for pct in 5 10 20 30 45 60; do
 		d=$(awk -v ms="$ms" -v p="$pct" 'BEGIN { printf "%.3f", ms * p / 100000 }')
 		run_cut "$cores" "$d" "${more[@]}"
-		what="--cores $cores${more:+, merged with a second file}, cut after $d s of a ${ms} ms run"
+		what="--cores $cores${more:+, merged with a second file}, $fds descriptors, cut after $d s of a ${ms} ms run"
 		checks=$((checks + 1))
 		if [ "$rc" -ge 128 ]; then
 			fail "$what: killed by signal $((rc - 128)) ($(head -c 200 "$TMPD/cut.err"))"
@@ -160,6 +167,6 @@ for cores in 1 2; do
 done
 finish || exit 1
 if [ -n "$missed" ]; then
-	echo "SKIP: no cut landed before sipnab had read past it at --cores$missed (m: merged, gz: gzip)"
+	echo "SKIP: no cut landed before sipnab had read past it at --cores$missed (m: merged, n: merged with 64 descriptors, gz: gzip)"
 	exit 77
 fi

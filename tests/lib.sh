@@ -35,6 +35,18 @@ for k in sys.argv[2].split("."):
 print(json.dumps(d) if isinstance(d,(dict,list)) else d)' "$1" "$2"
 }
 
+# fd_limit N: N, or the hard limit of open files if that is lower (for `ulimit -n`)
+fd_limit() {
+	local hard
+
+	hard=$(ulimit -Hn)
+	if [ "$hard" != unlimited ] && [ "$hard" -lt "$1" ]; then
+		echo "$hard"
+	else
+		echo "$1"
+	fi
+}
+
 need_public() {
 	if [ ! -d "$PUBLIC" ]; then
 		echo "SKIP: $PUBLIC not present"

@@ -3,10 +3,9 @@
 # ...` gives the report of the capture as one file, at one core and at two, and takes about
 # the memory that one file takes. Each file is read in windows of its own (pread(): a file cut
 # while it is read ends its input, not sipnab: tests/file_cut.sh), which start at a page,
-# grow when the file is read on and go back to a pool when it ends; the pages of the mapping
-# that opening a file mapped in (its header's folio) are given back at once. Before, every
-# file was read through its mapping and 1,000 rotated files of the 535,000-packet benchmark
-# capture (131 KB each) peaked at 151 MiB against 22 MiB for the one file.
+# grow when the file is read on and go back to a pool when it ends; no file is mapped. Before,
+# every file was read through its mapping and 1,000 rotated files of the 535,000-packet
+# benchmark capture (131 KB each) peaked at 151 MiB against 22 MiB for the one file.
 . "$(dirname "$0")/lib.sh"
 
 python3 "$SIPNAB_SRCDIR/bench/carrier.py" --calls 1500 --call-ids 0 --stream-pairs 0 \
@@ -57,7 +56,7 @@ PY
 # like_one_file WHAT ONE CORES MERGED...: the merge of the files MERGED (-I options) gives
 # the report of the one file ONE at --cores CORES, within 16 MiB of its peak RSS (a plain
 # build measured 19-23 MiB for both at 1,000 files of 131 KB; the 300 files here are 41 MB in
-# all, +40 MiB through their mappings)
+# all, +40 MiB when they were read through their mappings)
 like_one_file() {
 	local what=$1 file=$2 cores=$3 one many
 

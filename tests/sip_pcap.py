@@ -1,5 +1,6 @@
 """sip_pcap.py - SIP over UDP written as a classic pcap, for the shell tests' generated
-captures (tests/xcid_legs.sh, tests/sip_malformed.sh). Standard library only.
+captures (tests/xcid_legs.sh, tests/sip_malformed.sh, tests/merge_many.sh,
+tests/cli_input.sh). Standard library only.
 
     cap = SipPcap(path)                # microsecond pcap, Ethernet, first packet at 1.8e9 s
     cap.packet("10.0.0.1", "10.0.0.2", "INVITE sip:bob@... SIP/2.0\\n...", dt=0.01)

@@ -51,6 +51,31 @@ struct cap_reader;
  *         pcap or pcapng file (or a corrupt gzip stream before any capture header).
  */
 enum sn_status cap_reader_open(const char *path, struct cap_reader **out, struct sn_diag *diag);
+/**
+ * cap_reader_open() for one of several files to be merged (cap_merge_new()): a regular,
+ * uncompressed file is never mapped; it is read with pread() in windows of its own from the
+ * start (cap_reader_read_windowed_growing(); the first, a page unless set there, comes with the
+ * first record), so its records are transient, and a file cut while it is read ends its
+ * input, a truncation at the cut record. Other inputs (gzip, pipes) are opened as
+ * cap_reader_open() opens them.
+ * @param keep_fd keep the file open; false, for files merged past the descriptors the process
+ *        may keep open: the file is opened again by @p path for each window read and closed
+ *        after it, and its input ends, with the reason, if @p path then names another file
+ *        (a capture rotated by renaming, or removed) or cannot be opened
+ */
+enum sn_status cap_reader_open_merged(const char *path, bool keep_fd, struct cap_reader **out,
+				      struct sn_diag *diag);
+/**
+ * Give up the descriptor of a file opened by cap_reader_open_merged() (with keep_fd): from now
+ * on it is opened again for each window read, as without keep_fd.
+ * @return whether a descriptor was closed (false for any other reader)
+ */
+bool cap_reader_release_fd(struct cap_reader *r);
+/** @p r is a file opened by cap_reader_open_merged() that is read by opening it again, or
+ *  can be (cap_reader_release_fd()). */
+bool cap_reader_reopenable(const struct cap_reader *r);
+/** @p r holds a descriptor open now: a file kept open, gzip input or a pipe. */
+bool cap_reader_holds_fd(const struct cap_reader *r);
 
 /**
  * Next record.
@@ -154,8 +179,7 @@ enum sn_status cap_cursor_next(struct cap_cursor *c, struct cap_record *rec);
  * the cut record as for a sequential reader. Records read from buffers are marked transient:
  * @p buf must outlive them (their bytes are at offset + data_at in cap_reader_map() as well).
  * Thread: any thread, for its own cursor (pread() on the reader's descriptor).
- * @return the bytes read (fewer at the end of the file; 0 and the cursor reads the mapping
- *         when the reader has no descriptor: cap_reader_drop_fd())
+ * @return the bytes read (fewer at the end of the file)
  */
 size_t cap_cursor_fill(struct cap_cursor *c, uint8_t *buf, size_t off, size_t len);
 /** Offset of the next record or block the cursor would read. */
@@ -181,6 +205,8 @@ bool cap_reader_mapped(const struct cap_reader *r);
  * then valid only until the next cap_reader_next() or cap_reader_next_batch() call, as
  * struct cap_record promises, and is marked transient; the reader cannot be split
  * (cap_reader_split_begin()) any more.
+ * A reader opened by cap_reader_open_merged() reads in windows already: then only the size of
+ * its first window is set (unless it has one).
  * @param window bytes read at a time (a record longer than that gets a larger window); 0 = the
  *        default, 2 MiB
  * @return true when @p r reads in windows; false for any other input (nothing changes)
@@ -228,13 +254,6 @@ void cap_reader_set_fence(struct cap_reader *r, const struct cap_window_hooks *h
  * gives the end again. No-op for other readers.
  */
 void cap_reader_end_windows(struct cap_reader *r);
-/**
- * Close the descriptor that a mapped file keeps open for cap_reader_read_windowed() and
- * cap_cursor_fill(); the file is then read through its mapping only. For inputs merged past the
- * descriptors the process may open (thousands of rotated captures): a file read through its
- * mapping and cut while it is read ends the process (SIGBUS).
- */
-void cap_reader_drop_fd(struct cap_reader *r);
 /** The mapping of the file that cap_reader_mapped() @p r maps, NULL for any other input:
  *  a record's bytes are at offset + data_at in it, whether or not it is read in windows. */
 const uint8_t *cap_reader_map(const struct cap_reader *r);
@@ -301,8 +320,9 @@ const struct cap_reader *cap_merge_single(const struct cap_merge *m);
 void cap_merge_set_release_lag(struct cap_merge *m, size_t bytes);
 /**
  * Read the inputs in windows, before anything is read: the only input with
- * cap_reader_read_windowed(); each of several with cap_reader_read_windowed_growing() (those
- * that kept their descriptor: cap_reader_drop_fd()), whose records are then transient.
+ * cap_reader_read_windowed(); each of several with cap_reader_read_windowed_growing(), whose
+ * records are then transient (those opened by cap_reader_open_merged() read in windows
+ * already: this sets how their windows grow and where they come from).
  * @return whether there is exactly one input and it reads in windows
  */
 bool cap_merge_read_windowed(struct cap_merge *m);

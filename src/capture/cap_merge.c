@@ -11,8 +11,9 @@
  *
  * With a single input the records come straight from its reader (no heap).
  *
- * Several files are read in windows of their own (cap_merge_read_windowed()): each starts
- * with one page, which is all that most of thousands of rotated captures hold for a long time
+ * Several files are read in windows of their own (cap_merge_read_windowed(); opened with
+ * cap_reader_open_merged(), never mapped): each starts with one page, or the file if it is
+ * smaller, which is all that most of thousands of rotated captures hold for a long time
  * (every input's first record is read before the first is returned), takes the rest of the
  * file up to 2 MiB when it is read on, and gives its windows back to the merge's pool when
  * its input ends (cap_merge_fill()), for the next file.

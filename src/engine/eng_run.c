@@ -22,7 +22,8 @@
  *
  * Environment (benchmarks and tests): SIPNAB_TIMING=1 prints the phases (sn_phase_end()); SIPNAB_NO_SPLIT=1
  * uses the single reader for a mapped file too; SIPNAB_MAPPED=1 reads a file through its
- * mapping instead of copying it into buffers (for comparison); SIPNAB_FORCE_SPLIT=1 uses eng_split.c even
+ * mapping instead of copying it into buffers (for comparison; one input: merged files are
+ * never mapped); SIPNAB_FORCE_SPLIT=1 uses eng_split.c even
  * with one core.
  *
  * Hand-off: per worker an sn_queue (lock-free single-producer single-consumer ring) of full
@@ -469,10 +470,11 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *run
 	if (d.stream && !cap_reader_transient(d.stream)) {
 		d.stream = NULL;
 	}
-	if (cap_merge_count(m) > 1 && !getenv("SIPNAB_MAPPED")) {
-		/* several files: each read with pread() in windows of its own, so that one cut
-		 * while it is read ends its input instead of the process (SIGBUS); a window
-		 * stays until the workers are done with its records (fence()) */
+	if (cap_merge_count(m) > 1) {
+		/* several files: each read with pread() in windows of its own
+		 * (cap_reader_open_merged()), so that one cut while it is read ends its input
+		 * instead of the process (SIGBUS); a window stays until the workers are done with
+		 * its records (fence()) */
 		(void)cap_merge_read_windowed(m);
 		d.marks = sn_xcalloc(cap_merge_count(m) * n, sizeof(*d.marks));
 		d.hooks = (struct cap_window_hooks){.fence = fence, .retire = retire, .ctx = &d};
