@@ -779,6 +779,50 @@ START_TEST(test_cap_reader_rejects_huge_pcap_record_length)
 }
 END_TEST
 
+/* Resident KiB of this process's mapping that holds @p addr (/proc/self/smaps); -1 if none. */
+static long mapping_rss_kb(const void *addr)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false;
+	long kb = -1;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+		} else if (in && sscanf(line, "Rss: %ld kB", &kb) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	return kb;
+}
+
+/* Opening a file maps it but reads its header with pread(): nothing of the mapping is touched
+ * (a file cut while it is opened is one too short, not SIGBUS), pcap and pcapng alike. */
+START_TEST(test_cap_reader_open_reads_the_header_without_the_mapping)
+{
+	static struct tbuf t;
+	struct png_layout lay;
+	struct cap_reader *r;
+	struct cap_record rec;
+
+	build_pcap(&t, false, 0xa1b2c3d4u);
+	for (int k = 0; k < 2; k++) {
+		r = open_ok(tmp_write(t.b, t.n));
+		ck_assert(cap_reader_mapped(r));
+		ck_assert_int_eq(mapping_rss_kb(cap_reader_map(r)), 0);
+		ck_assert_int_eq(cap_reader_next(r, &rec), SN_OK); /* through it now */
+		ck_assert_int_gt(mapping_rss_kb(cap_reader_map(r)), 0);
+		cap_reader_free(r);
+		build_pcapng(&t, false, &lay);
+	}
+}
+END_TEST
+
 START_TEST(test_cap_reader_rejects_files_that_are_not_captures)
 {
 	static const char text[] = "INVITE sip:bob@example.com SIP/2.0\r\nVia: x\r\n\r\n";
@@ -2915,6 +2959,7 @@ static Suite *cap_reader_suite(void)
 	tcase_add_test(tc, test_cap_reader_fenced_windows_keep_the_last_windows_records);
 	tcase_add_test(tc, test_cap_cursor_ranges_from_buffers_survive_a_file_cut_under_them);
 	tcase_add_test(tc, test_cap_cursor_range_after_a_cut_ends_where_the_range_before_ended);
+	tcase_add_test(tc, test_cap_reader_open_reads_the_header_without_the_mapping);
 	tcase_add_test(tc, test_cap_reader_read_in_windows_only_for_a_mapped_file);
 	tcase_add_test(tc, test_cap_reader_open_merged_gives_the_mapped_records);
 	tcase_add_test(tc, test_cap_reader_open_merged_ends_when_its_file_is_replaced);

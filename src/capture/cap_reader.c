@@ -1165,8 +1165,9 @@ static enum sn_status cap_reader_start(struct cap_reader *r, struct sn_diag *dia
 	if (r->gz) {
 		/* a pipe being streamed: enough for the header and the first pcapng blocks */
 		(void)cap_gz_wait(r, 1u << 20);
-	} else if (!r->windowed) {
-		r->buf = r->map ? (const uint8_t *)r->map : r->heap;
+	} else if (!r->buf) {
+		/* what was read whole; a file's first bytes were read already (open_as()) */
+		r->buf = r->heap;
 	}
 	if (r->gz) {
 		if (r->gz_broken && r->len < CAP_PCAP_HDR_LEN) {
@@ -1183,6 +1184,11 @@ static enum sn_status cap_reader_start(struct cap_reader *r, struct sn_diag *dia
 		 * file cut while it is inflated ends its stream (a truncation) instead of the
 		 * process (SIGBUS); the mapping only when there is no descriptor */
 		streamed = fd >= 0 && (r->map || r->windowed) && cap_gz_start(r, true, fd, NULL, 0);
+		if (!streamed && r->map) {
+			/* no inflater thread: all of it, from the mapping after all */
+			r->buf = r->map;
+			r->len = r->map_len;
+		}
 		if (!streamed && r->windowed) {
 			/* the file's first bytes only: all of it, to inflate below */
 			enum sn_status st = cap_read_all(fd, &r->heap, &r->len, diag);
@@ -1800,6 +1806,25 @@ static enum sn_status cap_load_windowed(struct cap_reader *r, const char *path, 
 	return SN_OK;
 }
 
+/* pread() up to @p len bytes of @p fd from its start into @p buf; the bytes read (*@p err set
+ * when reading failed). */
+static size_t cap_read_head(int fd, uint8_t *buf, size_t len, int *err)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t k = pread(fd, buf + got, len - got, (off_t)got);
+
+		if (k > 0) {
+			got += (size_t)k;
+		} else if (k == 0 || errno != EINTR) {
+			*err = k < 0 ? errno : 0;
+			break;
+		}
+	}
+	return got;
+}
+
 /*
  * A new reader of @p path, mapped or (@p windowed) read in windows from the start. A file read
  * in windows gets its first one when its first record is read: the header is parsed from a
@@ -1817,12 +1842,24 @@ static enum sn_status cap_reader_open_as(const char *path, bool windowed, struct
 
 	r->fd = -1;
 	st = windowed ? cap_load_windowed(r, path, head, diag) : cap_load(r, path, diag);
+	if (st == SN_OK && r->map) {
+		/* its header read with pread(), not through the mapping: a file cut meanwhile is
+		 * one too short to be a capture, not SIGBUS */
+		r->buf = head;
+		r->len = cap_read_head(r->fd, head, SN_MIN(sizeof(head), r->map_len), &r->io_err);
+	}
 	if (st == SN_OK) {
 		st = cap_reader_start(r, diag);
 	}
 	if (st != SN_OK) {
 		cap_reader_free(r);
 		return st;
+	}
+	if (r->map) {
+		/* a file read through its mapping, or in windows (cap_reader_read_windowed()) */
+		r->buf = r->map;
+		r->len = r->map_len;
+		r->io_err = 0;
 	}
 	if (r->windowed) {
 		/* nothing read yet but the header: the first fill reads from pos */
