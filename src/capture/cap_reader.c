@@ -1806,25 +1806,6 @@ static enum sn_status cap_load_windowed(struct cap_reader *r, const char *path, 
 	return SN_OK;
 }
 
-/* pread() up to @p len bytes of @p fd from its start into @p buf; the bytes read (*@p err set
- * when reading failed). */
-static size_t cap_read_head(int fd, uint8_t *buf, size_t len, int *err)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t k = pread(fd, buf + got, len - got, (off_t)got);
-
-		if (k > 0) {
-			got += (size_t)k;
-		} else if (k == 0 || errno != EINTR) {
-			*err = k < 0 ? errno : 0;
-			break;
-		}
-	}
-	return got;
-}
-
 /*
  * A new reader of @p path, mapped or (@p windowed) read in windows from the start. A file read
  * in windows gets its first one when its first record is read: the header is parsed from a
@@ -1846,7 +1827,8 @@ static enum sn_status cap_reader_open_as(const char *path, bool windowed, struct
 		/* its header read with pread(), not through the mapping: a file cut meanwhile is
 		 * one too short to be a capture, not SIGBUS */
 		r->buf = head;
-		r->len = cap_read_head(r->fd, head, SN_MIN(sizeof(head), r->map_len), &r->io_err);
+		r->file_len = r->map_len;
+		r->len = cap_read_at(r, head, 0, SN_MIN(sizeof(head), r->map_len));
 	}
 	if (st == SN_OK) {
 		st = cap_reader_start(r, diag);
@@ -1859,7 +1841,6 @@ static enum sn_status cap_reader_open_as(const char *path, bool windowed, struct
 		/* a file read through its mapping, or in windows (cap_reader_read_windowed()) */
 		r->buf = r->map;
 		r->len = r->map_len;
-		r->io_err = 0;
 	}
 	if (r->windowed) {
 		/* nothing read yet but the header: the first fill reads from pos */
