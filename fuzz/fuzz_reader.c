@@ -233,7 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		nc = read_batches(r, 1u + data[0] % 64u, c, &end_c, &off_c);
 		fuzz_pool = pool;
-		cap_reader_end_windows(r);
+		cap_reader_end_input(r);
 
 		cap_reader_free(r);
 		cap_window_pool_free(pool);

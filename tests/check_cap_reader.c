@@ -548,7 +548,8 @@ START_TEST(test_cap_reader_rejects_simple_packet_block_without_interface)
 END_TEST
 
 /* A mapped file is given back in whole 2 MiB blocks (a cached 2 MiB folio is mapped with one
- * huge-page entry, which a partial give-back would split); inflated gzip bytes by the page. */
+ * huge-page entry, which a partial give-back would split), and so are inflated gzip bytes
+ * (written into huge pages). */
 START_TEST(test_cap_reader_release_floor_keeps_mapped_give_backs_to_whole_blocks)
 {
 	const size_t mib = 1u << 20;
@@ -567,8 +568,8 @@ START_TEST(test_cap_reader_release_floor_keeps_mapped_give_backs_to_whole_blocks
 
 	r = open_ok(tmp_write_gz(t.b, t.n, 1));
 	ck_assert(!cap_reader_mapped(r));
-	ck_assert_uint_eq(cap_reader_release_floor(r, 5 * mib + 24), 5 * mib);
-	ck_assert_uint_eq(cap_reader_release_floor(r, 3 * page + 1), 3 * page);
+	ck_assert_uint_eq(cap_reader_release_floor(r, 5 * mib + 24), 4 * mib);
+	ck_assert_uint_eq(cap_reader_release_floor(r, 3 * page + 1), 0);
 	cap_reader_free(r);
 }
 END_TEST
@@ -1767,7 +1768,7 @@ static void read_fenced(const char *path, size_t first, size_t max, const struct
 		ck_assert_uint_ge(f.calls, 1);
 	}
 	/* ended: its windows are handed over, records still intact, and it stays ended */
-	cap_reader_end_windows(r);
+	cap_reader_end_input(r);
 	ck_assert_uint_ge(f.retired, 1);
 	for (size_t j = 0; j < i; j++) {
 		if (epoch[j] + 1 >= f.calls) {
@@ -2057,10 +2058,10 @@ END_TEST
 
 /* ---------------------------------------------------------------- opened for a merge */
 
-/* Descriptors this process has open. */
-static int count_fds(void)
+/* Entries of directory @p path, but . and .. */
+static int count_entries(const char *path)
 {
-	DIR *d = opendir("/proc/self/fd");
+	DIR *d = opendir(path);
 	struct dirent *e;
 	int n = 0;
 
@@ -2069,7 +2070,23 @@ static int count_fds(void)
 		n += e->d_name[0] != '.';
 	}
 	closedir(d);
-	return n - 1; /* the directory's own */
+	return n;
+}
+
+/* The input of @p r ended, saying that its file was removed (@p removed) or that another
+ * file has its name now. */
+static void expect_file_gone(struct cap_reader *r, bool removed)
+{
+	ck_assert_ptr_nonnull(strstr(cap_reader_error(r)->msg,
+				     removed ? strerror(ENOENT)
+					     : "another file has its name now: it was rotated or "
+					       "removed while it was read"));
+}
+
+/* Descriptors this process has open. */
+static int count_fds(void)
+{
+	return count_entries("/proc/self/fd") - 1; /* the directory's own */
 }
 
 static struct cap_reader *open_merged_ok(const char *path, bool keep_fd)
@@ -2241,10 +2258,7 @@ START_TEST(test_cap_reader_open_merged_ends_when_its_file_is_replaced)
 		ck_assert_uint_gt(i, 5);
 		ck_assert_uint_lt(i, log->n);
 		ck_assert_uint_le(cap_reader_error(r)->offset, 4096);
-		ck_assert_ptr_nonnull(strstr(cap_reader_error(r)->msg,
-					     how == 1 ? strerror(ENOENT)
-						      : "another file has its name now: it was "
-							"rotated or removed while it was read"));
+		expect_file_gone(r, how == 1);
 		ck_assert_int_eq(cap_reader_next(r, &rec), SN_ETRUNC);
 		cap_reader_free(r);
 		if (how < 2) {
@@ -2255,8 +2269,8 @@ START_TEST(test_cap_reader_open_merged_ends_when_its_file_is_replaced)
 }
 END_TEST
 
-/* What a merge opens that is not a regular uncompressed file is opened as cap_reader_open()
- * opens it: gzip (with or without the descriptor asked to be kept), errors alike. */
+/* What a merge opens that is not a regular uncompressed file reads as cap_reader_open() reads
+ * it: gzip (with or without the descriptor asked to be kept), errors alike. */
 START_TEST(test_cap_reader_open_merged_opens_gzip_and_rejects_like_open)
 {
 	static const char text[] = "INVITE sip:bob@example.com SIP/2.0\r\nVia: x\r\n\r\n";
@@ -2271,9 +2285,8 @@ START_TEST(test_cap_reader_open_merged_opens_gzip_and_rejects_like_open)
 		ck_assert_int_eq(cap_reader_open_merged(tmp_write_gz(t.b, t.n, 2), keep, &r, &d),
 				 SN_OK);
 		ck_assert_str_eq(cap_reader_format(r), "pcap+gzip");
-		/* its inflater's descriptor, for the whole run */
-		ck_assert(cap_reader_holds_fd(r) && !cap_reader_reopenable(r));
-		ck_assert(!cap_reader_release_fd(r));
+		/* it holds no descriptor until it is read (and has none to give up) */
+		ck_assert(!cap_reader_holds_fd(r) && !cap_reader_release_fd(r));
 		check_pcap_records(r, false);
 		cap_reader_free(r);
 	}
@@ -2291,6 +2304,325 @@ START_TEST(test_cap_reader_open_merged_opens_gzip_and_rejects_like_open)
 			ck_assert_int_eq(d2.err, d.err);
 			ck_assert_str_eq(d2.msg, d.msg);
 		}
+	}
+}
+END_TEST
+
+/* Threads of this process. */
+static int count_threads(void)
+{
+	return count_entries("/proc/self/task");
+}
+
+/* @p path gzip-compressed into a new file (its path, to be freed). */
+static char *gz_copy(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	static uint8_t buf[65536];
+	size_t n;
+	char *out;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf), f);
+	ck_assert(feof(f));
+	fclose(f);
+	out = strdup(tmp_write_gz(buf, n, 1));
+	ck_assert_ptr_nonnull(out);
+	return out;
+}
+
+/* A pcap of @p count records of @p len bytes that gzip cannot shrink (xorshift from @p seed). */
+static void pcap_random(struct tbuf *t, uint32_t count, uint32_t len, uint32_t seed)
+{
+	memset(t, 0, sizeof(*t));
+	pcap_hdr(t, 0xa1b2c3d4u, 65535, 1);
+	for (uint32_t i = 0; i < count; i++) {
+		put32(t, 1700000000 + i);
+		put32(t, i);
+		put32(t, len);
+		put32(t, len);
+		for (uint32_t k = 0; k < len; k++) {
+			seed ^= seed << 13;
+			seed ^= seed >> 17;
+			seed ^= seed << 5;
+			put8(t, (uint8_t)seed);
+		}
+	}
+}
+
+/*
+ * A gzip file opened for a merge waits until it is read: no descriptor, no thread, and the
+ * time of its first record known (cap_reader_first_ts()). Read, it gives the records and the
+ * end of the same capture uncompressed, marked transient; once its input ended
+ * (cap_reader_end_input()), its descriptor and inflater thread are gone. Files: small ones
+ * (inflated whole when read), one larger than what its first page inflates to (read by an
+ * inflater thread), pcapng, every damage, a header alone (read at once: it has no first
+ * record to wait for), and one whose first record lies past what the first page inflates to
+ * (found further on). A first record past the first 4 MiB: read on at once, as before.
+ */
+START_TEST(test_cap_reader_open_merged_gzip_waits_until_read)
+{
+	static struct tbuf t;
+	struct png_layout lay;
+	const char *damaged[5];
+	char *plain[10];
+
+	build_pcap(&t, false, 0xa1b2c3d4u);
+	plain[0] = strdup(tmp_write(t.b, t.n));
+	build_pcapng(&t, false, &lay);
+	plain[1] = strdup(tmp_write(t.b, t.n));
+	pcap_random(&t, 60, 200, 1); /* 12 KiB, about as much compressed */
+	plain[2] = strdup(tmp_write(t.b, t.n));
+	damaged_captures(damaged);
+	for (int i = 0; i < 5; i++) {
+		plain[3 + i] = strdup(damaged[i]);
+	}
+	memset(&t, 0, sizeof(t));
+	pcap_hdr(&t, 0xa1b2c3d4u, 65535, 1);
+	plain[8] = strdup(tmp_write(t.b, t.n));
+	pcap_random(&t, 2, 6000, 2); /* the first record past the first page's 4 KiB */
+	plain[9] = strdup(tmp_write(t.b, t.n));
+	for (size_t p = 0; p < SN_ARRAY_SIZE(plain); p++) {
+		struct rec_log *log = log_sequential(plain[p]);
+		char *gz = gz_copy(plain[p]);
+		bool waits = p != 8;
+		int fds = count_fds();
+		int threads = count_threads();
+		struct cap_reader *r = NULL;
+		struct cap_record rec;
+		struct sn_diag d = {0};
+		enum sn_status st;
+		int64_t ts = -1;
+		size_t i = 0;
+
+		ck_assert_int_eq(cap_reader_open_merged(gz, true, &r, &d), SN_OK);
+		ck_assert_str_eq(cap_reader_format(r), p == 1 || p == 6 || p == 7 ? "pcapng+gzip"
+										    : "pcap+gzip");
+		ck_assert_msg(cap_reader_first_ts(r, &ts) == waits, "file %zu", p);
+		if (waits) {
+			ck_assert_int_eq(ts, log->rec[0].ts_ns);
+			ck_assert_int_eq(count_fds(), fds);
+			ck_assert_int_eq(count_threads(), threads);
+			ck_assert(!cap_reader_holds_fd(r));
+		}
+		/* a header alone is read at once, inflated whole */
+		ck_assert_int_eq(count_fds(), fds);
+		while ((st = cap_reader_next(r, &rec)) == SN_OK) {
+			ck_assert(rec.transient);
+			expect_log_rec(log, i++, &rec);
+			/* the file's descriptor while an inflater reads it; none when inflated whole */
+			ck_assert_int_eq(count_fds(), fds + (p == 2 || p == 9));
+		}
+		ck_assert_uint_eq(i, log->n);
+		ck_assert_int_eq(st, log->end);
+		if (st != SN_ENOTFOUND) {
+			ck_assert_uint_eq(cap_reader_error(r)->offset, log->err.offset);
+			ck_assert_str_eq(cap_reader_error(r)->msg, log->err.msg);
+		}
+		ck_assert(!cap_reader_first_ts(r, &ts));
+		cap_reader_end_input(r);
+		ck_assert_int_eq(count_fds(), fds);
+		ck_assert_int_eq(count_threads(), threads);
+		ck_assert_int_eq(cap_reader_next(r, &rec), st);
+		cap_reader_free(r);
+		free(log);
+		free(gz);
+		free(plain[p]);
+	}
+	{
+		/* a first record of 5 MiB */
+		static const uint8_t zero[65536];
+		const char *big = tmp_write("", 0);
+		gzFile f = gzopen(big, "wb1");
+		struct cap_reader *r = NULL;
+		struct cap_record rec;
+		struct sn_diag d = {0};
+		int64_t ts;
+		int fds;
+
+		memset(&t, 0, sizeof(t));
+		pcap_hdr(&t, 0xa1b2c3d4u, 0, 1);
+		put32(&t, 1700000000);
+		put32(&t, 5);
+		put32(&t, 5u << 20);
+		put32(&t, 5u << 20);
+		ck_assert_ptr_nonnull(f);
+		ck_assert_int_eq(gzwrite(f, t.b, (unsigned)t.n), (int)t.n);
+		for (int i = 0; i < 80; i++) {
+			ck_assert_int_eq(gzwrite(f, zero, sizeof(zero)), (int)sizeof(zero));
+		}
+		ck_assert_int_eq(gzclose(f), Z_OK);
+		fds = count_fds();
+		ck_assert_int_eq(cap_reader_open_merged(big, false, &r, &d), SN_OK);
+		ck_assert(!cap_reader_first_ts(r, &ts));
+		ck_assert_int_eq(count_fds(), fds + 1); /* its inflater's */
+		ck_assert_int_eq(cap_reader_next(r, &rec), SN_OK);
+		ck_assert_int_eq(rec.ts_ns, 1700000000LL * 1000000000 + 5000);
+		ck_assert_uint_eq(rec.caplen, 5u << 20);
+		ck_assert_int_eq(cap_reader_next(r, &rec), SN_ENOTFOUND);
+		cap_reader_end_input(r);
+		ck_assert_int_eq(count_fds(), fds);
+		cap_reader_free(r);
+	}
+}
+END_TEST
+
+/* A gzip file merged that is removed, or renamed away with another file put in its place,
+ * before the merge reaches it: its input ends when it is read, saying why, a truncation at
+ * offset 0, instead of reading the other file as its own. */
+START_TEST(test_cap_reader_open_merged_gzip_replaced_before_it_is_read)
+{
+	static struct tbuf t;
+	char moved[600];
+
+	for (int how = 0; how < 2; how++) {
+		struct cap_reader *r = NULL;
+		struct cap_record rec;
+		struct sn_diag d = {0};
+		int64_t ts;
+		char *gz;
+
+		build_pcap(&t, false, 0xa1b2c3d4u);
+		gz = gz_copy(tmp_write(t.b, t.n));
+		ck_assert_int_eq(cap_reader_open_merged(gz, false, &r, &d), SN_OK);
+		ck_assert(cap_reader_first_ts(r, &ts));
+		if (how == 0) {
+			ck_assert_int_eq(unlink(gz), 0);
+		} else {
+			char *other;
+
+			snprintf(moved, sizeof(moved), "%s.moved", gz);
+			ck_assert_int_eq(rename(gz, moved), 0);
+			pcap_random(&t, 3, 10, 3);
+			other = gz_copy(tmp_write(t.b, t.n));
+			ck_assert_int_eq(rename(other, gz), 0);
+			free(other);
+		}
+		ck_assert_int_eq(cap_reader_next(r, &rec), SN_ETRUNC);
+		ck_assert_uint_eq(cap_reader_error(r)->offset, 0);
+		expect_file_gone(r, how == 0);
+		ck_assert_int_eq(cap_reader_next(r, &rec), SN_ETRUNC);
+		cap_reader_end_input(r);
+		cap_reader_free(r);
+		if (how == 1) {
+			ck_assert_int_eq(unlink(gz), 0);
+			ck_assert_int_eq(unlink(moved), 0);
+		}
+		free(gz);
+	}
+}
+END_TEST
+
+struct stream_retired {
+	int calls;
+	size_t input;
+	struct cap_reader *r;
+};
+
+static void no_fence(void *ctx, size_t input)
+{
+	(void)ctx;
+	(void)input;
+}
+
+static void note_retired_stream(void *ctx, size_t input, struct cap_reader *r)
+{
+	struct stream_retired *s = ctx;
+
+	s->calls++;
+	s->input = input;
+	s->r = r;
+}
+
+/* With hooks, an ended gzip input goes to retire_stream, which gives it back when its records
+ * are no longer in use: its descriptor and inflater stay until cap_reader_end_stream(). */
+START_TEST(test_cap_reader_gzip_merged_retires_its_stream_through_the_hooks)
+{
+	static struct tbuf t;
+	struct stream_retired s = {0};
+	struct cap_window_hooks hooks = {
+		.fence = no_fence, .retire_stream = note_retired_stream, .ctx = &s};
+	struct cap_reader *r = NULL;
+	struct cap_record rec;
+	struct sn_diag d = {0};
+	int fds = count_fds();
+	char *gz;
+
+	pcap_random(&t, 60, 200, 4);
+	gz = gz_copy(tmp_write(t.b, t.n));
+	ck_assert_int_eq(cap_reader_open_merged(gz, true, &r, &d), SN_OK);
+	cap_reader_set_fence(r, &hooks, 7);
+	while (cap_reader_next(r, &rec) == SN_OK) {
+	}
+	ck_assert_int_eq(count_fds(), fds + 1);
+	cap_reader_end_input(r);
+	ck_assert_int_eq(s.calls, 1);
+	ck_assert_uint_eq(s.input, 7);
+	ck_assert_ptr_eq(s.r, r);
+	ck_assert_int_eq(count_fds(), fds + 1); /* still its records' */
+	cap_reader_end_stream(r);
+	ck_assert_int_eq(count_fds(), fds);
+	ck_assert_int_eq(cap_reader_next(r, &rec), SN_ENOTFOUND);
+	cap_reader_free(r);
+	free(gz);
+}
+END_TEST
+
+/* Merged, gzip files that wait for their turn give the order of the same files read at once:
+ * by time, ties in the order of the inputs, whatever the order of their first records. */
+START_TEST(test_cap_merge_of_waiting_gzip_files_keeps_the_order)
+{
+	static const uint32_t a[] = {5, 6, 6, 9};
+	static const uint32_t b[] = {1, 2, 5};
+	static const uint32_t c[] = {5, 7};
+	static const uint32_t e[] = {0, 9};
+	const uint32_t *times[] = {a, b, c, e};
+	const size_t lens[] = {4, 3, 2, 2};
+	char *gz[4];
+	struct cap_record want[11];
+	size_t n = 0;
+
+	for (int i = 0; i < 4; i++) {
+		gz[i] = gz_copy(pcap_with_times(times[i], lens[i], (uint8_t)(10 * i + 10), 0));
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		struct cap_reader *rs[4];
+		struct cap_merge *m;
+		struct cap_record rec;
+		struct sn_diag d = {0};
+		size_t k = 0;
+
+		for (int i = 0; i < 4; i++) {
+			if (pass == 0) {
+				rs[i] = open_ok(gz[i]);
+			} else {
+				ck_assert_int_eq(cap_reader_open_merged(gz[i], false, &rs[i], &d),
+						 SN_OK);
+			}
+		}
+		m = cap_merge_new(rs, 4);
+		while (cap_merge_next(m, &rec, NULL, NULL) == SN_OK) {
+			ck_assert_uint_lt(k, SN_ARRAY_SIZE(want));
+			if (pass == 0) {
+				want[k] = rec;
+			} else {
+				ck_assert_int_eq(rec.ts_ns, want[k].ts_ns);
+				ck_assert_uint_eq(rec.file_index, want[k].file_index);
+				ck_assert_uint_eq(rec.offset, want[k].offset);
+			}
+			ck_assert(payload_ok(&rec, (uint8_t)(10 * rec.file_index + 10 +
+							     (rec.offset - 24) / 20)));
+			k++;
+		}
+		if (pass == 0) {
+			n = k;
+		}
+		ck_assert_uint_eq(k, n);
+		cap_merge_free(m);
+	}
+	ck_assert_uint_eq(n, 11);
+	for (int i = 0; i < 4; i++) {
+		free(gz[i]);
 	}
 }
 END_TEST
@@ -2964,6 +3296,10 @@ static Suite *cap_reader_suite(void)
 	tcase_add_test(tc, test_cap_reader_open_merged_gives_the_mapped_records);
 	tcase_add_test(tc, test_cap_reader_open_merged_ends_when_its_file_is_replaced);
 	tcase_add_test(tc, test_cap_reader_open_merged_opens_gzip_and_rejects_like_open);
+	tcase_add_test(tc, test_cap_reader_open_merged_gzip_waits_until_read);
+	tcase_add_test(tc, test_cap_reader_open_merged_gzip_replaced_before_it_is_read);
+	tcase_add_test(tc, test_cap_reader_gzip_merged_retires_its_stream_through_the_hooks);
+	tcase_add_test(tc, test_cap_merge_of_waiting_gzip_files_keeps_the_order);
 	CAP_TCASE("cursor");
 	tcase_add_test(tc, test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges);
 	tcase_add_test(tc, test_cap_reader_mapped_only_for_an_uncompressed_file);

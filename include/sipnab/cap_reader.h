@@ -56,8 +56,8 @@ enum sn_status cap_reader_open(const char *path, struct cap_reader **out, struct
  * uncompressed file is never mapped; it is read with pread() in windows of its own from the
  * start (cap_reader_read_windowed_growing(); the first, a page unless set there, comes with the
  * first record), so its records are transient, and a file cut while it is read ends its
- * input, a truncation at the cut record. Other inputs (gzip, pipes) are opened as
- * cap_reader_open() opens them.
+ * input, a truncation at the cut record. A gzip file waits until the merge reaches it
+ * (cap_reader_first_ts()); a pipe is opened as cap_reader_open() opens it.
  * @param keep_fd keep the file open; false, for files merged past the descriptors the process
  *        may keep open: the file is opened again by @p path for each window read and closed
  *        after it, and its input ends, with the reason, if @p path then names another file
@@ -65,6 +65,23 @@ enum sn_status cap_reader_open(const char *path, struct cap_reader **out, struct
  */
 enum sn_status cap_reader_open_merged(const char *path, bool keep_fd, struct cap_reader **out,
 				      struct sn_diag *diag);
+/**
+ * A gzip file opened by cap_reader_open_merged() is not read on at once: only what its first
+ * page inflates to is read then, for its header and the time of its first record, and it
+ * holds nothing (no descriptor, thread or buffer) until its first record is read, when it is
+ * opened again by its path. Its input ends then, with the reason, if the path names another
+ * file by then or none (a truncation at offset 0). A file whose first record lies past
+ * those bytes is read on at once.
+ * @return whether @p r waits so; *@p ts is then its first record's time (cap_merge.c merges
+ *         it by that time until it reads it)
+ */
+bool cap_reader_first_ts(const struct cap_reader *r, int64_t *ts);
+/**
+ * Open a gzip file that waits (cap_reader_first_ts()) now, ahead of its first record: its
+ * inflater runs while other inputs are read (cap_merge.c starts the next file to be reached
+ * so). No-op for any other reader.
+ */
+void cap_reader_start_early(struct cap_reader *r);
 /**
  * Give up the descriptor of a file opened by cap_reader_open_merged() (with keep_fd): from now
  * on it is opened again for each window read, as without keep_fd.
@@ -235,10 +252,14 @@ struct cap_window_hooks {
 	 * index given to cap_reader_set_fence()): return only once no record read before the
 	 * last refill is in use any more */
 	void (*fence)(void *ctx, size_t input);
-	/* the input ended (cap_reader_end_windows()): its windows @p win[0] and @p win[1]
+	/* the input ended (cap_reader_end_input()): its windows @p win[0] and @p win[1]
 	 * (@p cap[k] bytes each; win[1] may be NULL) may still hold records in use; the callee
 	 * owns them (cap_window_pool_put() once they are not) */
 	void (*retire)(void *ctx, size_t input, uint8_t *win[2], size_t cap[2]);
+	/* the input of @p r, gzip opened for a merge, ended (cap_reader_end_input()): its
+	 * inflated bytes may still hold records in use; the callee calls
+	 * cap_reader_end_stream(@p r) once they are not. NULL: at once */
+	void (*retire_stream)(void *ctx, size_t input, struct cap_reader *r);
 	void *ctx;
 };
 /**
@@ -249,11 +270,16 @@ struct cap_window_hooks {
 void cap_reader_set_fence(struct cap_reader *r, const struct cap_window_hooks *hooks,
 			  size_t input);
 /**
- * The windowed reader's input has ended (cap_reader_next() gave anything but SN_OK): its
- * windows go to hooks->retire, or back to the pool (or freed) without hooks; every later call
- * gives the end again. No-op for other readers.
+ * The reader's input has ended (cap_reader_next() gave anything but SN_OK), or is not to be
+ * read any more: every later call gives the end again. A windowed reader's windows go to
+ * hooks->retire, or back to the pool (or freed) without hooks; what a gzip file opened by
+ * cap_reader_open_merged() holds (its inflater thread, descriptor and inflated bytes) goes
+ * with cap_reader_end_stream(), through hooks->retire_stream when there is one.
  */
-void cap_reader_end_windows(struct cap_reader *r);
+void cap_reader_end_input(struct cap_reader *r);
+/** Give back what the gzip input of @p r holds once it ended (cap_reader_end_input()):
+ *  none of its records may be in use. */
+void cap_reader_end_stream(struct cap_reader *r);
 /** The mapping of the file that cap_reader_mapped() @p r maps, NULL for any other input:
  *  a record's bytes are at offset + data_at in it, whether or not it is read in windows. */
 const uint8_t *cap_reader_map(const struct cap_reader *r);

@@ -18,6 +18,14 @@
  * file up to 2 MiB when it is read on, and gives its windows back to the merge's pool when
  * its input ends (cap_merge_fill()), for the next file.
  *
+ * A gzip file opened for a merge is not read until its first record would be returned
+ * (cap_reader_first_ts()): the time of that record stands in the heap for it (waiting[i])
+ * until it comes to the top, then the input is read and its real first record, with the same
+ * key, takes its place. Rotated captures come one after the other in time, so one or two of
+ * thousands of them are read at a time. The stand-ins come to the top in the order of their
+ * keys (they never change), so when one does, the next in that order is started early
+ * (cap_reader_start_early()): its inflater runs while this one is read.
+ *
  * An input that ends with SN_ETRUNC/SN_EPARSE is reported once through on_error and dropped;
  * the others go on. It is never read again, so the callback cannot fire twice for it.
  *
@@ -29,11 +37,15 @@
 #include "sipnab/cap_reader.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct cap_merge {
 	struct cap_reader **readers; /* owned, count entries; NULL entries are empty inputs */
 	size_t count;
 	struct cap_record *heads; /* heads[i]: pending record of input i */
+	bool *waiting;            /* heads[i] stands for input i's first record, not read yet */
+	uint32_t *order;          /* the inputs that waited at the start, by their stand-ins' keys */
+	size_t norder, next;      /* order[next] is the next of them to come to the top */
 	uint32_t *heap;		  /* input indices, min-heap on (ts_ns, index) */
 	size_t heap_count;
 	size_t refill; /* input to advance before the next pop; SIZE_MAX if none */
@@ -48,6 +60,14 @@ static bool cap_merge_less(const struct cap_merge *m, uint32_t a, uint32_t b)
 	int64_t tb = m->heads[b].ts_ns;
 
 	return ta < tb || (ta == tb && a < b);
+}
+
+static int cap_merge_key_cmp(const void *pa, const void *pb, void *user)
+{
+	uint32_t a = *(const uint32_t *)pa;
+	uint32_t b = *(const uint32_t *)pb;
+
+	return cap_merge_less(user, a, b) ? -1 : cap_merge_less(user, b, a) ? 1 : 0;
 }
 
 static void cap_merge_sift_down(struct cap_merge *m, size_t i)
@@ -92,14 +112,25 @@ static void cap_merge_push(struct cap_merge *m, uint32_t idx)
 	}
 }
 
-/* Read the next record of input @p idx into its head and queue it, or retire the input. */
-static void cap_merge_fill(struct cap_merge *m, uint32_t idx, cap_merge_error_fn *on_error,
-			   void *user)
+/*
+ * Read the next record of input @p idx into its head and queue it, or retire the input. An
+ * input not read yet is queued with its first record's time instead (@p peek).
+ */
+static void cap_merge_fill(struct cap_merge *m, uint32_t idx, bool peek,
+			   cap_merge_error_fn *on_error, void *user)
 {
 	struct cap_reader *r = m->readers[idx];
 	enum sn_status st;
+	int64_t ts;
 
 	if (!r) {
+		return;
+	}
+	if (peek && cap_reader_first_ts(r, &ts)) {
+		memset(&m->heads[idx], 0, sizeof(m->heads[idx]));
+		m->heads[idx].ts_ns = ts;
+		m->waiting[idx] = true;
+		cap_merge_push(m, idx);
 		return;
 	}
 	st = cap_reader_next(r, &m->heads[idx]);
@@ -109,7 +140,7 @@ static void cap_merge_fill(struct cap_merge *m, uint32_t idx, cap_merge_error_fn
 		return;
 	}
 	/* never read again: its windows go back for the inputs still to be read */
-	cap_reader_end_windows(r);
+	cap_reader_end_input(r);
 	if (st != SN_ENOTFOUND && on_error) {
 		on_error(user, idx, st, cap_reader_error(r));
 	}
@@ -123,6 +154,8 @@ struct cap_merge *cap_merge_new(struct cap_reader **readers, size_t count)
 	m->readers = sn_xcalloc(n, sizeof(*m->readers));
 	m->heads = sn_xcalloc(n, sizeof(*m->heads));
 	m->heap = sn_xcalloc(n, sizeof(*m->heap));
+	m->waiting = sn_xcalloc(n, sizeof(*m->waiting));
+	m->order = sn_xcalloc(n, sizeof(*m->order));
 	for (size_t i = 0; i < count; i++) {
 		m->readers[i] = readers[i];
 	}
@@ -210,13 +243,32 @@ enum sn_status cap_merge_next(struct cap_merge *m, struct cap_record *rec,
 	if (!m->started) {
 		m->started = true;
 		for (size_t i = 0; i < m->count; i++) {
-			cap_merge_fill(m, (uint32_t)i, on_error, user);
+			cap_merge_fill(m, (uint32_t)i, true, on_error, user);
+			if (m->waiting[i]) {
+				m->order[m->norder++] = (uint32_t)i;
+			}
 		}
+		qsort_r(m->order, m->norder, sizeof(*m->order), cap_merge_key_cmp, m);
 	} else if (m->refill != SIZE_MAX) {
 		uint32_t idx = (uint32_t)m->refill;
 
 		m->refill = SIZE_MAX;
-		cap_merge_fill(m, idx, on_error, user);
+		cap_merge_fill(m, idx, false, on_error, user);
+	}
+	/* an input whose turn it is but that is not read yet: read it, its first record in
+	 * place of the stand-in (the same key: it stays on top unless the input failed) */
+	while (m->heap_count > 0 && m->waiting[m->heap[0]]) {
+		top = m->heap[0];
+		m->waiting[top] = false;
+		m->heap[0] = m->heap[--m->heap_count];
+		cap_merge_sift_down(m, 0);
+		while (m->next < m->norder && m->order[m->next] != top) {
+			m->next++;
+		}
+		if (m->next + 1 < m->norder) {
+			cap_reader_start_early(m->readers[m->order[m->next + 1]]);
+		}
+		cap_merge_fill(m, top, false, on_error, user);
 	}
 	if (m->heap_count == 0) {
 		return SN_ENOTFOUND;
@@ -310,5 +362,7 @@ void cap_merge_free(struct cap_merge *m)
 	free(m->readers);
 	free(m->heads);
 	free(m->heap);
+	free(m->waiting);
+	free(m->order);
 	free(m);
 }
