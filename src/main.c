@@ -328,25 +328,36 @@ static size_t fd_budget(void)
 }
 
 /*
+ * Descriptors kept back, at most, for gzip files that wait for their turn without one
+ * (cap_reader_first_ts()): each takes one when the merge reaches it, until it ends.
+ */
+#define FD_GZ_RESERVE 64u
+
+/*
  * Open every input into @p readers (their formats into @p formats): one alone as it comes,
- * several for a merge, as many keeping their descriptor as the budget allows. gzip input and
- * pipes keep theirs whatever it says (their input threads read them): a file kept open gives
- * its own up for them, the last opened first. EXIT_USAGE, with the reason printed and
- * nothing left open, when one cannot be opened.
+ * several for a merge, as many keeping their descriptor as the budget allows, less one for
+ * each gzip file that waits without one (up to FD_GZ_RESERVE: that many can be read at
+ * once). Pipes and a gzip file read on at once keep theirs whatever it says (their input
+ * threads read them): a file kept open gives its own up for them, the last opened first.
+ * EXIT_USAGE, with the reason printed and nothing left open, when one cannot be opened.
  */
 static int open_inputs(const struct options *o, struct cap_reader **readers,
 		       const char **formats)
 {
 	bool merged = o->input_count > 1;
 	size_t fds = merged ? fd_budget() : 0;
-	size_t kept = 0; /* descriptors the inputs opened so far hold */
+	size_t kept = 0;    /* descriptors the inputs opened so far hold */
+	size_t reserve = 0; /* kept back for gzip files waiting without one */
 	size_t *givers = sn_xcalloc(o->input_count, sizeof(*givers));
 	size_t ngivers = 0;
 
 	for (size_t i = 0; i < o->input_count; i++) {
 		struct sn_diag diag = {0};
+		int64_t first_ts;
+		bool waits;
 		enum sn_status st =
-			merged ? cap_reader_open_merged(o->inputs[i], kept < fds, &readers[i], &diag)
+			merged ? cap_reader_open_merged(o->inputs[i], kept + reserve < fds,
+							&readers[i], &diag)
 			       : cap_reader_open(o->inputs[i], &readers[i], &diag);
 
 		if (st != SN_OK) {
@@ -358,14 +369,20 @@ static int open_inputs(const struct options *o, struct cap_reader **readers,
 			return EXIT_USAGE;
 		}
 		formats[i] = cap_reader_format(readers[i]);
-		if (merged && cap_reader_holds_fd(readers[i])) {
+		if (!merged) {
+			continue;
+		}
+		waits = cap_reader_first_ts(readers[i], &first_ts);
+		if (cap_reader_holds_fd(readers[i])) {
 			kept++;
-			if (cap_reader_reopenable(readers[i])) {
+			if (cap_reader_reopenable(readers[i]) && !waits) {
 				givers[ngivers++] = i;
 			}
-			while (kept > fds && ngivers > 0) {
-				kept -= cap_reader_release_fd(readers[givers[--ngivers]]);
-			}
+		} else if (waits && reserve < FD_GZ_RESERVE) {
+			reserve++;
+		}
+		while (kept + reserve > fds && ngivers > 0) {
+			kept -= cap_reader_release_fd(readers[givers[--ngivers]]);
 		}
 	}
 	free(givers);

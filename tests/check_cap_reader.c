@@ -24,7 +24,7 @@
 /* ---------------------------------------------------------------- byte builder */
 
 struct tbuf {
-	uint8_t b[16384];
+	uint8_t b[65536];
 	size_t n;
 	bool be;
 };
@@ -1166,7 +1166,7 @@ END_TEST
 struct rec_log {
 	size_t n;
 	struct cap_record rec[LOG_MAX];
-	uint8_t data[16384];
+	uint8_t data[65536];
 	size_t data_len;
 	enum sn_status end;
 	struct sn_diag err;
@@ -2285,8 +2285,9 @@ START_TEST(test_cap_reader_open_merged_opens_gzip_and_rejects_like_open)
 		ck_assert_int_eq(cap_reader_open_merged(tmp_write_gz(t.b, t.n, 2), keep, &r, &d),
 				 SN_OK);
 		ck_assert_str_eq(cap_reader_format(r), "pcap+gzip");
-		/* it holds no descriptor until it is read (and has none to give up) */
-		ck_assert(!cap_reader_holds_fd(r) && !cap_reader_release_fd(r));
+		/* it waits with its descriptor if asked to keep it, and may give it up */
+		ck_assert(cap_reader_holds_fd(r) == keep && cap_reader_release_fd(r) == keep);
+		ck_assert(!cap_reader_holds_fd(r));
 		check_pcap_records(r, false);
 		cap_reader_free(r);
 	}
@@ -2371,7 +2372,7 @@ START_TEST(test_cap_reader_open_merged_gzip_waits_until_read)
 	plain[0] = strdup(tmp_write(t.b, t.n));
 	build_pcapng(&t, false, &lay);
 	plain[1] = strdup(tmp_write(t.b, t.n));
-	pcap_random(&t, 60, 200, 1); /* 12 KiB, about as much compressed */
+	pcap_random(&t, 150, 200, 1); /* 32 KiB, about as much compressed */
 	plain[2] = strdup(tmp_write(t.b, t.n));
 	damaged_captures(damaged);
 	for (int i = 0; i < 5; i++) {
@@ -2380,12 +2381,15 @@ START_TEST(test_cap_reader_open_merged_gzip_waits_until_read)
 	memset(&t, 0, sizeof(t));
 	pcap_hdr(&t, 0xa1b2c3d4u, 65535, 1);
 	plain[8] = strdup(tmp_write(t.b, t.n));
-	pcap_random(&t, 2, 6000, 2); /* the first record past the first page's 4 KiB */
+	pcap_random(&t, 3, 20000, 2); /* the first record past what the first page gives */
 	plain[9] = strdup(tmp_write(t.b, t.n));
-	for (size_t p = 0; p < SN_ARRAY_SIZE(plain); p++) {
+	for (size_t q = 0; q < 2 * SN_ARRAY_SIZE(plain); q++) {
+		size_t p = q / 2;
+		bool keep = q % 2;
 		struct rec_log *log = log_sequential(plain[p]);
 		char *gz = gz_copy(plain[p]);
 		bool waits = p != 8;
+		bool streamed = p == 2 || p == 9; /* more than the probe inflates: a thread */
 		int fds = count_fds();
 		int threads = count_threads();
 		struct cap_reader *r = NULL;
@@ -2395,23 +2399,25 @@ START_TEST(test_cap_reader_open_merged_gzip_waits_until_read)
 		int64_t ts = -1;
 		size_t i = 0;
 
-		ck_assert_int_eq(cap_reader_open_merged(gz, true, &r, &d), SN_OK);
+		ck_assert_int_eq(cap_reader_open_merged(gz, keep, &r, &d), SN_OK);
 		ck_assert_str_eq(cap_reader_format(r), p == 1 || p == 6 || p == 7 ? "pcapng+gzip"
 										    : "pcap+gzip");
 		ck_assert_msg(cap_reader_first_ts(r, &ts) == waits, "file %zu", p);
 		if (waits) {
+			/* its descriptor if kept, as a file read in windows keeps its own */
 			ck_assert_int_eq(ts, log->rec[0].ts_ns);
-			ck_assert_int_eq(count_fds(), fds);
+			ck_assert_int_eq(count_fds(), fds + keep);
 			ck_assert_int_eq(count_threads(), threads);
-			ck_assert(!cap_reader_holds_fd(r));
+			ck_assert(cap_reader_holds_fd(r) == keep);
+		} else {
+			/* a header alone is read at once, inflated whole */
+			ck_assert_int_eq(count_fds(), fds);
 		}
-		/* a header alone is read at once, inflated whole */
-		ck_assert_int_eq(count_fds(), fds);
 		while ((st = cap_reader_next(r, &rec)) == SN_OK) {
 			ck_assert(rec.transient);
 			expect_log_rec(log, i++, &rec);
 			/* the file's descriptor while an inflater reads it; none when inflated whole */
-			ck_assert_int_eq(count_fds(), fds + (p == 2 || p == 9));
+			ck_assert_int_eq(count_fds(), fds + streamed);
 		}
 		ck_assert_uint_eq(i, log->n);
 		ck_assert_int_eq(st, log->end);
@@ -2427,7 +2433,9 @@ START_TEST(test_cap_reader_open_merged_gzip_waits_until_read)
 		cap_reader_free(r);
 		free(log);
 		free(gz);
-		free(plain[p]);
+		if (keep) {
+			free(plain[p]);
+		}
 	}
 	{
 		/* a first record of 5 MiB */
@@ -2514,15 +2522,18 @@ START_TEST(test_cap_reader_open_merged_gzip_replaced_before_it_is_read)
 END_TEST
 
 struct stream_retired {
+	int fences;
 	int calls;
 	size_t input;
 	struct cap_reader *r;
 };
 
-static void no_fence(void *ctx, size_t input)
+static void count_stream_fence(void *ctx, size_t input)
 {
-	(void)ctx;
-	(void)input;
+	struct stream_retired *s = ctx;
+
+	ck_assert_uint_eq(input, 7);
+	s->fences++;
 }
 
 static void note_retired_stream(void *ctx, size_t input, struct cap_reader *r)
@@ -2541,19 +2552,23 @@ START_TEST(test_cap_reader_gzip_merged_retires_its_stream_through_the_hooks)
 	static struct tbuf t;
 	struct stream_retired s = {0};
 	struct cap_window_hooks hooks = {
-		.fence = no_fence, .retire_stream = note_retired_stream, .ctx = &s};
+		.fence = count_stream_fence, .retire_stream = note_retired_stream, .ctx = &s};
 	struct cap_reader *r = NULL;
 	struct cap_record rec;
 	struct sn_diag d = {0};
 	int fds = count_fds();
 	char *gz;
 
-	pcap_random(&t, 60, 200, 4);
+	pcap_random(&t, 150, 200, 4); /* 32 KiB: read by an inflater thread */
 	gz = gz_copy(tmp_write(t.b, t.n));
 	ck_assert_int_eq(cap_reader_open_merged(gz, true, &r, &d), SN_OK);
+	ck_assert_int_eq(count_fds(), fds + 1);
 	cap_reader_set_fence(r, &hooks, 7);
+	/* what lies 8 KiB behind is given back after a fence(), every 8 KiB */
+	cap_reader_set_release_lag(r, 8192);
 	while (cap_reader_next(r, &rec) == SN_OK) {
 	}
+	ck_assert_int_eq(s.fences, 3); /* at 8, 16 and 24 KiB of its 32 */
 	ck_assert_int_eq(count_fds(), fds + 1);
 	cap_reader_end_input(r);
 	ck_assert_int_eq(s.calls, 1);
@@ -2624,6 +2639,109 @@ START_TEST(test_cap_merge_of_waiting_gzip_files_keeps_the_order)
 	for (int i = 0; i < 4; i++) {
 		free(gz[i]);
 	}
+}
+END_TEST
+
+/* @p len bytes of @p data into a gzip file whose header carries a comment of @p comment_len
+ * bytes (its path, to be freed). */
+static char *gz_with_comment(const uint8_t *data, size_t len, size_t comment_len)
+{
+	static uint8_t out[1u << 17];
+	char *comment = malloc(comment_len + 1);
+	gz_header head;
+	z_stream zs;
+	char *path;
+
+	ck_assert_ptr_nonnull(comment);
+	memset(comment, 'c', comment_len);
+	comment[comment_len] = '\0';
+	memset(&zs, 0, sizeof(zs));
+	memset(&head, 0, sizeof(head));
+	head.comment = (Bytef *)comment;
+	ck_assert_int_eq(deflateInit2(&zs, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	ck_assert_int_eq(deflateSetHeader(&zs, &head), Z_OK);
+	zs.next_in = (Bytef *)(uintptr_t)data;
+	zs.avail_in = (uInt)len;
+	zs.next_out = out;
+	zs.avail_out = sizeof(out);
+	ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	path = strdup(tmp_write(out, sizeof(out) - zs.avail_out));
+	deflateEnd(&zs);
+	free(comment);
+	return path;
+}
+
+/* Read @p path opened for a merge without its descriptor kept: the records and end of @p log,
+ * with @p fds_reading descriptors open meanwhile. */
+static void read_merged_gz(const char *path, const struct rec_log *log, int fds_reading)
+{
+	struct cap_reader *r = NULL;
+	struct cap_record rec;
+	struct sn_diag d = {0};
+	enum sn_status st;
+	size_t i = 0;
+
+	ck_assert_int_eq(cap_reader_open_merged(path, false, &r, &d), SN_OK);
+	while ((st = cap_reader_next(r, &rec)) == SN_OK) {
+		expect_log_rec(log, i++, &rec);
+		ck_assert_int_eq(count_fds(), fds_reading);
+	}
+	ck_assert_uint_eq(i, log->n);
+	ck_assert_int_eq(st, log->end);
+	if (st != SN_ENOTFOUND) {
+		ck_assert_uint_eq(cap_reader_error(r)->offset, log->err.offset);
+		ck_assert_str_eq(cap_reader_error(r)->msg, log->err.msg);
+	}
+	cap_reader_free(r);
+}
+
+/* What its first page does not settle: a gzip header longer than a page (a 5,000-byte
+ * comment) is read as cap_reader_open() reads it, not refused; a large file corrupt early is
+ * read by its inflater (holding its descriptor) when it is reached, not inflated whole. */
+START_TEST(test_cap_reader_open_merged_gzip_with_a_long_header_or_early_damage)
+{
+	static struct tbuf t;
+	struct rec_log *log = log_new();
+	struct cap_reader *r;
+	struct cap_record rec;
+	enum sn_status st;
+	int fds = count_fds();
+	char *plain, *gz;
+	uint8_t *bytes;
+	FILE *f;
+
+	pcap_random(&t, 150, 200, 5);
+	plain = strdup(tmp_write(t.b, t.n));
+	free(log);
+	log = log_sequential(plain);
+	gz = gz_with_comment(t.b, t.n, 5000);
+	read_merged_gz(gz, log, fds + 1);
+	free(gz);
+
+	/* corrupt 1,000 bytes into the compressed data: what cap_reader_open() reads of it */
+	gz = gz_copy(plain);
+	f = fopen(gz, "r+b");
+	ck_assert_ptr_nonnull(f);
+	bytes = calloc(1, 64);
+	ck_assert_int_eq(fseek(f, 1000, SEEK_SET), 0);
+	memset(bytes, 0xff, 64);
+	ck_assert_uint_eq(fwrite(bytes, 1, 64, f), 64);
+	ck_assert_int_eq(fclose(f), 0);
+	free(bytes);
+	free(log);
+	log = log_new();
+	r = open_ok(gz);
+	while ((st = cap_reader_next(r, &rec)) == SN_OK) {
+		log_add(log, &rec);
+	}
+	log->end = st;
+	log->err = *cap_reader_error(r);
+	cap_reader_free(r);
+	ck_assert_int_eq(log->end, SN_ETRUNC);
+	read_merged_gz(gz, log, fds + 1);
+	free(gz);
+	free(log);
+	free(plain);
 }
 END_TEST
 
@@ -3300,6 +3418,7 @@ static Suite *cap_reader_suite(void)
 	tcase_add_test(tc, test_cap_reader_open_merged_gzip_replaced_before_it_is_read);
 	tcase_add_test(tc, test_cap_reader_gzip_merged_retires_its_stream_through_the_hooks);
 	tcase_add_test(tc, test_cap_merge_of_waiting_gzip_files_keeps_the_order);
+	tcase_add_test(tc, test_cap_reader_open_merged_gzip_with_a_long_header_or_early_damage);
 	CAP_TCASE("cursor");
 	tcase_add_test(tc, test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges);
 	tcase_add_test(tc, test_cap_reader_mapped_only_for_an_uncompressed_file);

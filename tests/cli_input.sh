@@ -89,45 +89,78 @@ for lim in 200 1024; do
 	done
 done
 
-# 60 files, then 70 gzip files, with 100 descriptors (a budget of 36): a gzip file keeps its
-# descriptor for the whole run, so the files kept open give theirs up for them and are opened
-# again for each window (577738a: "z060.pcap.gz: Too many open files", exit status 2)
-python3 - "$TMPD/gzmix" "$SIPNAB_SRCDIR/tests" <<'PY' || fail "writing the gzip mix"
+# run_mix DIR DESCRIPTORS WHAT PACKETS: the files of gz_mix DIR merged with that many
+# descriptors at one and two cores: no warning, every packet
+run_mix() {
+	local dir=$1 limit=$2 what=$3 packets=$4 cores f
+
+	set --
+	for f in "$dir"/p*.pcap "$dir"/z*.pcap.gz; do
+		set -- "$@" -I "$f"
+	done
+	for cores in 1 2; do
+		(ulimit -n "$(fd_limit "$limit")" && "$SIPNAB_BIN" -N "$@" --cores $cores \
+			--report=json >"$dir.json" 2>"$TMPD/err")
+		expect_eq "$what, $limit descriptors, --cores $cores: exit status, warnings" \
+			"$? $(head -c 200 "$TMPD/err")" "0 "
+		expect_eq "$what, --cores $cores: packets" \
+			"$(json_get "$dir.json" capture.packets 2>/dev/null)" "$packets"
+	done
+}
+
+# gz_mix DIR FILES GZIP AT_ONCE: FILES captures of two packets (p*.pcap), then GZIP gzip
+# files (z*.pcap.gz) of one packet each, one after the other in time, or (AT_ONCE 1) of four
+# whose packets interleave with every other gzip file's
+gz_mix() {
+	python3 - "$1" "$SIPNAB_SRCDIR/tests" "$2" "$3" "$4" <<'PY'
 import gzip, os, shutil, sys
 sys.path.insert(0, sys.argv[2])
 from sip_pcap import SipPcap
-out = sys.argv[1]
+out, files, gz, at_once = sys.argv[1], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
 os.mkdir(out)
 def options(i):
     return ("OPTIONS sip:a@10.0.0.2 SIP/2.0\nVia: SIP/2.0/UDP 10.0.0.1;branch=z9hG4bK%d\n"
             "From: <sip:b@10.0.0.1>;tag=%d\nTo: <sip:a@10.0.0.2>\nCall-ID: gz-%d\n"
             "CSeq: 1 OPTIONS\nContent-Length: 0\n\n" % (i, i, i))
-for i in range(60):
+for i in range(files):
     cap = SipPcap("%s/p%03d.pcap" % (out, i), start=1767225599 + i)
     cap.packet("10.0.0.1", "10.0.0.2", options(i), dt=1)
     cap.packet("10.0.0.1", "10.0.0.2", options(1000 + i), dt=1000)
     cap.close()
-for i in range(70):
+for i in range(gz):
     path = "%s/z%03d.pcap" % (out, i)
-    cap = SipPcap(path, start=1767225699 + i)
-    cap.packet("10.0.0.1", "10.0.0.2", options(100 + i), dt=1)
+    if not at_once:
+        cap = SipPcap(path, start=1767225699 + i)
+        cap.packet("10.0.0.1", "10.0.0.2", options(100 + i), dt=1)
+    else:
+        cap = SipPcap(path, start=1767225599 + i)
+        for k in range(3):
+            cap.packet("10.0.0.1", "10.0.0.2", options(2000 + 10 * i + k),
+                       dt=1 if k == 0 else 400)
+            if k == 0:
+                # 40 KB that gzip halves: more than what a file's first page is inflated
+                # to when it is opened, so it is read by an inflater thread, with its
+                # descriptor
+                cap.packet("10.0.0.1", "10.0.0.2", os.urandom(20000).hex(), dt=1)
     cap.close()
     with open(path, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
         shutil.copyfileobj(src, dst)
     os.unlink(path)
 PY
-set --
-for f in "$TMPD"/gzmix/p*.pcap "$TMPD"/gzmix/z*.pcap.gz; do
-	set -- "$@" -I "$f"
-done
-for cores in 1 2; do
-	(ulimit -n "$(fd_limit 100)" && "$SIPNAB_BIN" -N "$@" --cores $cores --report=json \
-		>"$TMPD/gzmix.json" 2>"$TMPD/err")
-	rc=$?
-	expect_eq "60 files and 70 gzip files, 100 descriptors, --cores $cores: exit status ($(head -c 200 "$TMPD/err"))" "$rc" 0
-	expect_eq "60 files and 70 gzip files, --cores $cores: packets" \
-		"$(json_get "$TMPD/gzmix.json" capture.packets 2>/dev/null)" 190
-done
+}
+
+# 60 files, then 70 gzip files, with 100 descriptors (a budget of 36): the files kept open give
+# theirs up for the gzip files and are opened again for each window (577738a: "z060.pcap.gz:
+# Too many open files", exit status 2)
+gz_mix "$TMPD/gzmix" 60 70 0 || fail "writing the gzip mix"
+run_mix "$TMPD/gzmix" 100 "60 files and 70 gzip files" 190
+
+# 140 files, then 70 gzip files read at the same time (their packets interleave), with 200
+# descriptors (a budget of 136): a gzip file waits without a descriptor until the merge
+# reaches it, then takes one until it ends, so descriptors are kept back for them and the
+# files give theirs up (e35840e: 70 times "Too many open files", the gzip files unread)
+gz_mix "$TMPD/gzlap" 140 70 1 || fail "writing the overlapping gzip files"
+run_mix "$TMPD/gzlap" 200 "140 files and 70 gzip files at once" 560
 
 # usage errors
 "$SIPNAB_BIN" -N >"$TMPD/out" 2>&1

@@ -329,6 +329,7 @@ out:
 #define CAP_GZ_BLOCK   (4u << 20)
 #define CAP_GZ_RESERVE ((size_t)1 << 40) /* 1 TiB of address space, not of memory */
 #define CAP_GZ_AHEAD   (4u * CAP_GZ_BLOCK) /* most the thread produces ahead of the reader */
+#define CAP_GZ_HUGE    ((size_t)2 << 20)   /* a huge page */
 
 static bool cap_pool_take_region(struct cap_window_pool *p, uint8_t **region, size_t *len);
 static bool cap_pool_put_region(struct cap_window_pool *p, uint8_t *region, size_t len,
@@ -544,10 +545,22 @@ static bool cap_gz_start(struct cap_reader *r, bool inflate, int fd, uint8_t *he
 		region = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (region != MAP_FAILED) {
+			/* from a 2 MiB boundary, so that its huge pages are whole ones */
+			size_t skew = (size_t)(-(uintptr_t)region) & (CAP_GZ_HUGE - 1);
+
+			if (skew) {
+				munmap(region, skew);
+				region = (uint8_t *)region + skew;
+				len -= skew;
+			}
 #ifdef MADV_HUGEPAGE
-			/* written once from start to end: in 2 MiB pages, a fault each instead
-			 * of 512 (CAP_GZ_HUGE) */
-			(void)madvise(region, len, MADV_HUGEPAGE);
+			/* written once from start to end: past its first 2 MiB in huge pages, a
+			 * fault each instead of 512 (a fresh 4 KiB page costs about 13 us on the
+			 * development VM: most of the inflater's time). The first 2 MiB stay small
+			 * pages, so that a small file (rotated captures, many read at once) takes
+			 * no more than it holds */
+			(void)madvise((uint8_t *)region + CAP_GZ_HUGE, len - CAP_GZ_HUGE,
+				      MADV_HUGEPAGE);
 #endif
 			g = sn_xcalloc(1, sizeof(*g));
 			g->region = region;
@@ -1233,6 +1246,71 @@ static void cap_reader_unwindow(struct cap_reader *r)
  */
 #define CAP_GZ_PROBE_MAX (16u << 10)
 
+/* pread() @p len bytes from the start of @p fd into @p buf, fewer at its end or an error. */
+static size_t cap_pread_start(int fd, uint8_t *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t k = pread(fd, buf + got, len - got, (off_t)got);
+
+		if (k < 0 && errno == EINTR) {
+			continue;
+		}
+		if (k <= 0) {
+			break;
+		}
+		got += (size_t)k;
+	}
+	return got;
+}
+
+/*
+ * One of several gzip files merged (CAP_GZ_PROBE): what its first page (r->buf, r->len)
+ * inflates to, at most CAP_GZ_PROBE_MAX, into r->heap, for its header and first record
+ * (cap_reader_defer()); when that is less (a long gzip header, data that gzip hardly shrinks),
+ * what the first CAP_GZ_PROBE_SECOND bytes of the file inflate to. The reader keeps @p fd
+ * (cap_reader_open_merged() may give it up). False, with nothing changed, when even that is
+ * too little to tell a capture's header by: the file is read on at once.
+ */
+#define CAP_GZ_PROBE_SECOND (64u << 10)
+
+static bool cap_gz_probe(struct cap_reader *r, int fd)
+{
+	bool whole = r->len >= r->file_len;
+	uint8_t *plain;
+	size_t plain_len;
+	bool broken;
+	bool ended = cap_inflate(r->buf, r->len, whole, CAP_GZ_PROBE_MAX, &plain, &plain_len,
+				 &broken);
+
+	if (!ended && plain_len < CAP_GZ_PROBE_MAX) {
+		size_t want = SN_MIN(r->file_len, (size_t)CAP_GZ_PROBE_SECOND);
+		uint8_t *in = sn_xmalloc(want);
+		size_t got = cap_pread_start(fd, in, want);
+
+		free(plain);
+		whole = got >= r->file_len;
+		ended = cap_inflate(in, got, whole, CAP_GZ_PROBE_MAX, &plain, &plain_len, &broken);
+		free(in);
+	}
+	if (!ended && plain_len < 64) {
+		free(plain);
+		return false;
+	}
+	/* inflated whole when read only if all of it was here: a large file corrupt early
+	 * ends its inflater early, and is no reason to read the whole file at once */
+	r->gz_small = ended && whole;
+	r->gz_broken = broken;
+	cap_reader_unwindow(r);
+	r->fd = fd;
+	r->heap = plain;
+	r->buf = plain;
+	r->len = plain_len;
+	r->gz_probed = true;
+	return true;
+}
+
 /*
  * After cap_load(): gzip input goes to its inflater; then the capture's header. SN_OK, else
  * the reason in @p diag (the caller frees @p r).
@@ -1255,26 +1333,12 @@ static enum sn_status cap_reader_start(struct cap_reader *r, struct sn_diag *dia
 		}
 	} else if (r->len >= 2 && r->buf[0] == 0x1f && r->buf[1] == 0x8b) {
 		int fd = r->fd;
-		bool threaded = r->gz_open == CAP_GZ_STREAM || r->gz_open == CAP_GZ_LAZY;
+		bool threaded = r->gz_open != CAP_GZ_WHOLE;
 		bool streamed;
 
 		r->gzip = true;
 		r->fd = -1;
-		if (r->windowed && r->gz_open == CAP_GZ_PROBE) {
-			/* one of several merged: what its first page inflates to, for its header
-			 * and first record (cap_reader_defer()) */
-			bool whole = r->len >= r->file_len;
-			uint8_t *plain;
-			size_t plain_len;
-
-			r->gz_small = cap_inflate(r->buf, r->len, whole, CAP_GZ_PROBE_MAX, &plain,
-						  &plain_len, &r->gz_broken);
-			close(fd);
-			cap_reader_unwindow(r);
-			r->heap = plain;
-			r->buf = plain;
-			r->len = plain_len;
-			r->gz_probed = true;
+		if (r->windowed && r->gz_open == CAP_GZ_PROBE && cap_gz_probe(r, fd)) {
 			goto out_header;
 		}
 		/* inflated from the descriptor with read(), as a pipe is, not from the mapping: a
@@ -1969,16 +2033,26 @@ bool cap_reader_read_windowed_growing(struct cap_reader *r, size_t first, size_t
  * it is read ends the process) but read with pread() in windows from the start; its first
  * CAP_OPEN_WINDOW bytes now into @p head, for its header.
  */
-static enum sn_status cap_load_windowed(struct cap_reader *r, const char *path, uint8_t *head,
-					struct sn_diag *diag)
+static enum sn_status cap_load_windowed(struct cap_reader *r, const char *path, int fd,
+					uint8_t *head, struct sn_diag *diag)
 {
 	struct stat st;
 	enum sn_status ret;
-	int fd;
 
-	ret = cap_open_input(r, path, &fd, &st, diag);
-	if (ret != SN_OK || fd < 0) {
-		return ret;
+	if (fd >= 0) {
+		/* the descriptor a gzip file waited with (cap_reader_resume()) */
+		if (fstat(fd, &st) != 0) {
+			int e = errno;
+
+			close(fd);
+			sn_diag_set(diag, e, "%s", strerror(e));
+			return SN_ESYS;
+		}
+	} else {
+		ret = cap_open_input(r, path, &fd, &st, diag);
+		if (ret != SN_OK || fd < 0) {
+			return ret;
+		}
 	}
 	r->fd = fd;
 	(void)cap_file_id(fd, &r->id);
@@ -1999,9 +2073,9 @@ static enum sn_status cap_load_windowed(struct cap_reader *r, const char *path, 
  * each between two readers, where their memory was not reused once they were freed (1,000
  * rotated files of the benchmark capture peaked 3.7 MiB higher).
  */
-static enum sn_status cap_reader_open_as(const char *path, bool windowed, enum cap_gz_open gz,
-					 struct cap_window_pool *pool, struct cap_reader **out,
-					 struct sn_diag *diag)
+static enum sn_status cap_reader_open_as(const char *path, int fd, bool windowed,
+					 enum cap_gz_open gz, struct cap_window_pool *pool,
+					 struct cap_reader **out, struct sn_diag *diag)
 {
 	struct cap_reader *r = sn_xcalloc(1, sizeof(*r));
 	uint8_t head[CAP_OPEN_WINDOW];
@@ -2010,7 +2084,7 @@ static enum sn_status cap_reader_open_as(const char *path, bool windowed, enum c
 	r->fd = -1;
 	r->gz_open = (uint8_t)gz;
 	r->pool = pool;
-	st = windowed ? cap_load_windowed(r, path, head, diag) : cap_load(r, path, diag);
+	st = windowed ? cap_load_windowed(r, path, fd, head, diag) : cap_load(r, path, diag);
 	if (st == SN_OK && r->map) {
 		/* its header read with pread(), not through the mapping: a file cut meanwhile is
 		 * one too short to be a capture, not SIGBUS */
@@ -2041,7 +2115,7 @@ static enum sn_status cap_reader_open_as(const char *path, bool windowed, enum c
 
 enum sn_status cap_reader_open(const char *path, struct cap_reader **out, struct sn_diag *diag)
 {
-	return cap_reader_open_as(path, false, CAP_GZ_STREAM, NULL, out, diag);
+	return cap_reader_open_as(path, -1, false, CAP_GZ_STREAM, NULL, out, diag);
 }
 
 /*
@@ -2058,8 +2132,10 @@ static void cap_reader_resume(struct cap_reader *r)
 	enum sn_status st;
 
 	r->deferred = false;
-	st = cap_reader_open_as(r->path, true, r->gz_small ? CAP_GZ_WHOLE : CAP_GZ_LAZY, r->pool,
-				&fresh, &diag);
+	/* from the descriptor it waited with, if it kept one: the same file */
+	st = cap_reader_open_as(r->path, r->fd, true, r->gz_small ? CAP_GZ_WHOLE : CAP_GZ_LAZY,
+				r->pool, &fresh, &diag);
+	r->fd = -1; /* the new reader's now */
 	if (st == SN_OK && !cap_same_file(&fresh->id, &r->id)) {
 		cap_reader_free(fresh);
 		r->io_err = ESTALE;
@@ -2175,9 +2251,9 @@ static bool cap_gz_probe_more(struct cap_reader *r, struct cap_record *rec)
 	struct cap_file_id id;
 	struct sn_diag diag = {0};
 	uint8_t *in, *plain;
-	size_t got = 0, n;
+	size_t got, n;
 	bool broken;
-	int fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	int fd = r->fd >= 0 ? r->fd : open(r->path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
 		return false;
@@ -2187,18 +2263,10 @@ static bool cap_gz_probe_more(struct cap_reader *r, struct cap_record *rec)
 		return false;
 	}
 	in = sn_xmalloc(CAP_GZ_PROBE_IN);
-	while (got < CAP_GZ_PROBE_IN) {
-		ssize_t k = pread(fd, in + got, CAP_GZ_PROBE_IN - got, (off_t)got);
-
-		if (k < 0 && errno == EINTR) {
-			continue;
-		}
-		if (k <= 0) {
-			break;
-		}
-		got += (size_t)k;
+	got = cap_pread_start(fd, in, CAP_GZ_PROBE_IN);
+	if (fd != r->fd) {
+		close(fd);
 	}
-	close(fd);
 	(void)cap_inflate(in, got, got < CAP_GZ_PROBE_IN, CAP_GZ_PROBE_BIG, &plain, &n, &broken);
 	free(in);
 	cap_reader_unprobe(r);
@@ -2229,7 +2297,7 @@ enum sn_status cap_reader_open_merged(const char *path, bool keep_fd, struct cap
 				      struct sn_diag *diag)
 {
 	struct cap_reader *r;
-	enum sn_status st = cap_reader_open_as(path, true, CAP_GZ_PROBE, NULL, &r, diag);
+	enum sn_status st = cap_reader_open_as(path, -1, true, CAP_GZ_PROBE, NULL, &r, diag);
 
 	if (st != SN_OK) {
 		return st;
@@ -2237,8 +2305,13 @@ enum sn_status cap_reader_open_merged(const char *path, bool keep_fd, struct cap
 	if (r->gz_probed) {
 		size_t n = strlen(path) + 1;
 
+		/* it waits with its descriptor, as a file read in windows keeps its own, or
+		 * without, to be opened again by path */
 		r->path = sn_xmalloc(n);
 		memcpy(r->path, path, n);
+		if (!keep_fd) {
+			cap_reader_release_fd(r);
+		}
 		cap_reader_defer(r);
 	} else if (r->windowed && r->fd >= 0) {
 		/* to be opened again for each later read (cap_read_at()) once it gives its
@@ -2285,7 +2358,11 @@ void cap_reader_set_fence(struct cap_reader *r, const struct cap_window_hooks *h
 void cap_reader_end_input(struct cap_reader *r)
 {
 	if (r->deferred) {
-		r->deferred = false; /* never read: nothing to give back */
+		r->deferred = false; /* never read: nothing to give back but its descriptor */
+		if (r->fd >= 0) {
+			close(r->fd);
+			r->fd = -1;
+		}
 	}
 	if (r->err_st == SN_OK) {
 		r->err_st = SN_ENOTFOUND; /* every later call says it ended (nothing to read from) */
