@@ -121,6 +121,35 @@ for cores in 1 2; do
 		-I "$TMPD/third0.pcap.gz" -I "$TMPD/third1.pcap.gz" -I "$TMPD/third2.pcap.gz"
 done
 
+# 100 gzip files read at once: c5k's records dealt out in turn, so every file's packets
+# interleave with every other's, against the one gzip file. Each file's inflater runs at once
+# and inflates it whole (410 KB, 41 MB in all); its first 2 MiB are small pages, where
+# e35840e put every stream in a huge page of its own (120 such files: 277 MiB, 64 MiB before)
+python3 - "$TMPD/one.pcap" "$TMPD/dealt" 100 <<'PY' || { echo "FAIL: dealing"; exit 1; }
+import gzip, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = int(sys.argv[3])
+parts = [[] for _ in range(n)]
+off, k = 24, 0
+while off < len(raw):
+    incl = struct.unpack("<I", raw[off + 8:off + 12])[0]
+    parts[k % n].append(raw[off:off + 16 + incl])
+    off += 16 + incl
+    k += 1
+for i in range(n):
+    with gzip.open("%s%03d.pcap.gz" % (sys.argv[2], i), "wb", compresslevel=1) as f:
+        f.write(raw[:24] + b"".join(parts[i]))
+PY
+set --
+for f in "$TMPD"/dealt*.pcap.gz; do
+	set -- "$@" -I "$f"
+done
+slack_kib=$((48 * 1024))
+for cores in 1 2; do
+	like_one_file "100 gzip files read at once" "$TMPD/one.pcap.gz" $cores "$@"
+done
+slack_kib=0
+
 # 200 rotated files of one host pair, 1,000 records of 1 KB each: at two cores that pair's
 # bucket is the reading thread's own, so no worker gets a record, and a file's windows went
 # back to the pool only when a worker's batch filled (never): every file got fresh windows and
