@@ -2332,13 +2332,15 @@ static char *gz_copy(const char *path)
 	return out;
 }
 
-/* A pcap of @p count records of @p len bytes that gzip cannot shrink (xorshift from @p seed). */
-static void pcap_random(struct tbuf *t, uint32_t count, uint32_t len, uint32_t seed)
+/* A pcap of @p count records of @p len bytes that gzip cannot shrink (xorshift from @p seed),
+ * one a second from @p sec. */
+static void pcap_random_from(struct tbuf *t, uint32_t count, uint32_t len, uint32_t seed,
+			     uint32_t sec)
 {
 	memset(t, 0, sizeof(*t));
 	pcap_hdr(t, 0xa1b2c3d4u, 65535, 1);
 	for (uint32_t i = 0; i < count; i++) {
-		put32(t, 1700000000 + i);
+		put32(t, sec + i);
 		put32(t, i);
 		put32(t, len);
 		put32(t, len);
@@ -2349,6 +2351,11 @@ static void pcap_random(struct tbuf *t, uint32_t count, uint32_t len, uint32_t s
 			put8(t, (uint8_t)seed);
 		}
 	}
+}
+
+static void pcap_random(struct tbuf *t, uint32_t count, uint32_t len, uint32_t seed)
+{
+	pcap_random_from(t, count, len, seed, 1700000000);
 }
 
 /*
@@ -2638,6 +2645,85 @@ START_TEST(test_cap_merge_of_waiting_gzip_files_keeps_the_order)
 	ck_assert_uint_eq(n, 11);
 	for (int i = 0; i < 4; i++) {
 		free(gz[i]);
+	}
+}
+END_TEST
+
+/* Threads of this process now that are not in @p known[0..@p n) go there (at most @p cap). */
+static void note_new_threads(int *known, size_t *n, size_t cap)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		int tid = atoi(e->d_name);
+		size_t i = 0;
+
+		while (tid > 0 && i < *n && known[i] != tid) {
+			i++;
+		}
+		if (tid > 0 && i == *n) {
+			ck_assert_uint_lt(*n, cap);
+			known[(*n)++] = tid;
+		}
+	}
+	closedir(d);
+}
+
+/*
+ * Rotated gzip captures merged (cap_merge_read_windowed(): a window pool) are inflated by
+ * the pool's inflater threads, each taken again for a later file, not by a thread of each
+ * file's own: twelve files read one after the other start at most two threads (the file
+ * being read and the next one, started early), and the records are those of the files read
+ * one by one. Once the merge is freed, so are its threads.
+ */
+#define TEST_ROTATED 12
+
+START_TEST(test_cap_merge_of_rotated_gzip_files_reuses_inflater_threads)
+{
+	static struct tbuf t;
+	struct rec_log *logs[TEST_ROTATED];
+	char *gz[TEST_ROTATED];
+	struct cap_reader *rs[TEST_ROTATED];
+	int tids[64];
+	size_t ntids = 0, seen, i = 0, f = 0;
+	struct cap_merge *m;
+	struct cap_record rec;
+	struct sn_diag d = {0};
+	int threads = count_threads();
+
+	for (int k = 0; k < TEST_ROTATED; k++) {
+		/* 150 records of 200 bytes: more than a probe inflates, so each has an inflater */
+		pcap_random_from(&t, 150, 200, (uint32_t)k + 1, 1700000000u + 1000u * (uint32_t)k);
+		logs[k] = log_sequential(tmp_write(t.b, t.n));
+		gz[k] = strdup(tmp_write_gz(t.b, t.n, 1));
+		ck_assert_int_eq(cap_reader_open_merged(gz[k], false, &rs[k], &d), SN_OK);
+	}
+	note_new_threads(tids, &ntids, SN_ARRAY_SIZE(tids));
+	seen = ntids;
+	m = cap_merge_new(rs, TEST_ROTATED);
+	ck_assert(!cap_merge_read_windowed(m));
+	while (cap_merge_next(m, &rec, NULL, NULL) == SN_OK) {
+		if (i == logs[f]->n) {
+			f++;
+			i = 0;
+		}
+		ck_assert_uint_lt(f, TEST_ROTATED);
+		ck_assert_uint_eq(rec.file_index, f);
+		rec.file_index = 0; /* as read alone */
+		expect_log_rec(logs[f], i++, &rec);
+		note_new_threads(tids, &ntids, SN_ARRAY_SIZE(tids));
+	}
+	ck_assert_uint_eq(f, TEST_ROTATED - 1);
+	ck_assert_uint_eq(i, logs[f]->n);
+	ck_assert_msg(ntids - seen >= 1 && ntids - seen <= 2, "%zu inflater threads for %d files",
+		      ntids - seen, TEST_ROTATED);
+	cap_merge_free(m);
+	ck_assert_int_eq(count_threads(), threads);
+	for (int k = 0; k < TEST_ROTATED; k++) {
+		free(logs[k]);
+		free(gz[k]);
 	}
 }
 END_TEST
@@ -3418,6 +3504,7 @@ static Suite *cap_reader_suite(void)
 	tcase_add_test(tc, test_cap_reader_open_merged_gzip_replaced_before_it_is_read);
 	tcase_add_test(tc, test_cap_reader_gzip_merged_retires_its_stream_through_the_hooks);
 	tcase_add_test(tc, test_cap_merge_of_waiting_gzip_files_keeps_the_order);
+	tcase_add_test(tc, test_cap_merge_of_rotated_gzip_files_reuses_inflater_threads);
 	tcase_add_test(tc, test_cap_reader_open_merged_gzip_with_a_long_header_or_early_damage);
 	CAP_TCASE("cursor");
 	tcase_add_test(tc, test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges);
