@@ -479,10 +479,9 @@ static void cap_gz_run(struct cap_gz *g, z_stream *zs, bool *zs_live)
 		}
 		*zs_live = true;
 	}
-	if (!g->in) {
-		zs->next_in = g->inbuf;
-		zs->avail_in = (uInt)g->inbuf_len;
-	}
+	/* nothing of a file before (a pool's thread) is left to read */
+	zs->next_in = g->in ? NULL : g->inbuf;
+	zs->avail_in = g->in ? 0 : (uInt)g->inbuf_len;
 	while (!atomic_load_explicit(&g->stop, memory_order_relaxed)) {
 		size_t out_chunk = SN_MIN(g->region_len - n, (size_t)CAP_GZ_BLOCK);
 		int ret;
