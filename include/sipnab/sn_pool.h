@@ -51,6 +51,12 @@ void sn_pool_wait(pthread_cond_t *cond, pthread_mutex_t *lock);
 uint64_t sn_pool_unpinned(void);
 
 /**
+ * The CPUs the calling thread may run on now (its affinity mask, the process's for the main
+ * thread; else those online): at least 1. CPU quotas of a cgroup are not counted.
+ */
+uint32_t sn_pool_cpus(void);
+
+/**
  * Work sharing: fn(ctx, 0) on the calling thread and fn(ctx, t) on each helper, of up to
  * threads - 1, that starts before the job closes (just after fn(ctx, 0) returns); one that
  * does not never runs it. So fn must take its work from a shared supply, each call doing

@@ -36,9 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #ifdef __linux__
 #include <sched.h>
-#include <unistd.h>
 #define SN_POOL_STEER 1
 #endif
 
@@ -639,6 +639,20 @@ void sn_pool_wait(pthread_cond_t *cond, pthread_mutex_t *lock)
 uint64_t sn_pool_unpinned(void)
 {
 	return atomic_load(&pool.unpinned);
+}
+
+uint32_t sn_pool_cpus(void)
+{
+	long cpus;
+#ifdef SN_POOL_STEER
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+		return (uint32_t)CPU_COUNT(&set);
+	}
+#endif
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus > 0 ? (uint32_t)cpus : 1;
 }
 
 void sn_pool_share(uint32_t threads, sn_pool_fn *fn, void *ctx)

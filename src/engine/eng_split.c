@@ -2,7 +2,8 @@
  * eng_split.c - eng_run() over one mapped capture file on N threads that all read and all
  * analyse (sharded reading).
  *
- * The file is cut into chunks (2 MiB less 64 KiB, smaller past six threads: SPLIT_INFLIGHT).
+ * The file is cut into chunks of 2 MiB less 64 KiB (smaller past six threads at once, and
+ * through the mapping: SPLIT_BUF_BYTES).
  * Any thread may read ("scan") any chunk: it copies the chunk's bytes and SPLIT_TAIL past
  * them into a buffer with pread() (fill(); a record reaching past the buffer is read into one
  * of the cursor's own: cap_cursor_fill(); SIPNAB_MAPPED=1 prefaults the chunk's pages of the
@@ -28,7 +29,8 @@
  * reads verified > c (acquire load), and counts the chunk done with an atomic decrement.
  * The lock is taken a few times per chunk (claiming a chunk to scan, verifying,
  * recycling the slots, sleeping when there is nothing to do), never per packet. At most
- * n + 2 chunks are in flight (one per buffer; nslots read through the mapping); a chunk's
+ * n + 2 chunks are in flight, for n no more than the CPUs (one per buffer; nslots read through
+ * the mapping); a chunk's
  * buffer is used again, and its pages of the mapping (SIPNAB_MAPPED) are given back to the
  * kernel (cap_reader_advise(), in whole 2 MiB blocks: recycle()), once every thread has
  * analysed it, so resident memory stays bounded however large the file.
@@ -58,21 +60,25 @@
 #define SPLIT_CHUNK   ((2u << 20) - SPLIT_TAIL)
 #define SPLIT_CHUNK_MAPPED (2u << 20) /* the same, read through the mapping (SIPNAB_MAPPED) */
 #define SPLIT_CHUNK_MIN (256u << 10) /* and at least (see SPLIT_INFLIGHT) */
-/* Bytes of the file in flight (the chunks of the nslots slots, mapped in until every thread has
- * analysed them): the chunk is SPLIT_INFLIGHT / nslots within the bounds above. With 2 MiB
- * chunks whatever the thread count, the file's resident pages grew with it (2n + 2 chunks:
- * 36 MiB at 8 threads, 68 MiB at 16) and so did the record lists (n per slot). */
+/* Read through the mapping (SIPNAB_MAPPED): the bytes of the file in flight (the chunks of
+ * the nslots slots, mapped in until every thread has analysed them); the chunk is
+ * SPLIT_INFLIGHT / nslots within the bounds above. With 2 MiB chunks whatever the thread
+ * count, the file's resident pages grew with it (2n + 2 chunks: 36 MiB at 8 threads, 68 MiB
+ * at 16) and so did the record lists (n per slot). */
 #define SPLIT_INFLIGHT (16u << 20)
 /*
- * ... except while the n + 2 buffers of whole chunks (one huge page each) fit in this (up to
- * six threads): a smaller chunk's buffer is not a huge page, and is faulted in 4 KiB pages at
- * its first fill (about 13 us each on the development VM). At four threads on its two CPUs,
- * chunks of 1.56 MiB took 2,840 page faults a run on c5k against 620 with whole chunks (91 %
- * of them in the buffers' first pread()), 186 ms of CPU against 147, and 0.114 s against
- * 0.081 (perf stat -r 7), for 4 MiB more peak RSS (39 -> 43 MiB). At eight threads whole
- * chunks took 0.112 s against 0.145, but 65 MiB against 48.
+ * Read into buffers (fill()): the chunk is SPLIT_CHUNK, each buffer one huge page, while the
+ * buffers fit in this. There is a buffer for each thread that can run at once (the threads,
+ * at most the CPUs: sn_pool_cpus()) and 2 more (bufs_max), so up to six threads running at
+ * once; past that, the chunk is SPLIT_INFLIGHT / nslots as through the mapping. Threads past
+ * the CPUs took a buffer each, and their chunks were shrunk to fit SPLIT_INFLIGHT, so that
+ * the buffers were not huge pages but faulted in 4 KiB pages at their first fill (about 13 us
+ * each on the development VM). c5k on its two CPUs, bench/ab.sh (make pgo, 15-21 paired
+ * rounds) against dbd801e: --cores 4 0.114 -> 0.077 s (2,840 page faults a run -> 560, 91 %
+ * of them in the buffers' first pread()), peak RSS 37.8 -> 36.0 MiB; --cores 8 0.132 ->
+ * 0.100 s, 46.5 MiB both; --cores 16 0.173 -> 0.128 s (perf stat -r 7), 38-39 MiB both.
  */
-#define SPLIT_BUF_HUGE (16u << 20)
+#define SPLIT_BUF_BYTES (16u << 20)
 #define SPLIT_BUCKETS 65536u     /* host-pair buckets, dealt out to the threads */
 #define SPLIT_UNOWNED 0xffffu
 #define SPLIT_DEAL_BYTES (2u << 20) /* buckets dealt from this much of the file's start */
@@ -143,11 +149,13 @@ struct split {
 	 * a buffer used again is mapped and in the caches; a new one is a fresh huge page */
 	uint8_t **spare_bufs;
 	uint32_t nspare_bufs;
-	/* Buffers made so far, at most one per thread and 2 more (n + 2): no chunk is claimed
-	 * when none is spare and no more may be made (claim()), so at most n + 2 chunks are in
-	 * flight (2n + 2 read through the mapping). Every slot with a buffer of its own kept the
-	 * high-water mark of them resident: at 16 threads and under the sanitizers, peak RSS
-	 * came 18-34 MiB above two threads' (tests/split_reader.sh allowed 24). A chunk claimed
+	/* Buffers made so far, at most one per thread that can run at once and 2 more (n + 2,
+	 * with no more threads than CPUs): no chunk is claimed when none is spare and no more may
+	 * be made (claim()), so at most that many chunks are in flight (2n + 2 read through the
+	 * mapping). Every slot
+	 * with a buffer of its own kept the high-water mark of them resident: at 16 threads and
+	 * under the sanitizers, peak RSS came 18-34 MiB above two threads' (tests/split_reader.sh
+	 * allowed 24). A chunk claimed
 	 * past the buffers was read through the mapping, 0-9 of a run's chunks at two cores
 	 * (26-259 chunks, the sweep captures and c5k): a file cut under the reader then killed
 	 * it (SIGBUS). Waiting for a buffer instead took 0.987 of the time on the 2,000-call
@@ -553,10 +561,12 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	sp.mapped = getenv("SIPNAB_MAPPED") != NULL;
 	sp.engines = engines;
 	sp.nslots = 2 * n + 2;
-	sp.chunk = SN_MIN((size_t)(sp.mapped ? SPLIT_CHUNK_MAPPED : SPLIT_CHUNK),
-			  SN_MAX((size_t)SPLIT_CHUNK_MIN, (size_t)SPLIT_INFLIGHT / sp.nslots));
-	if (!sp.mapped && (size_t)(n + 2) * (SPLIT_CHUNK + SPLIT_TAIL) <= SPLIT_BUF_HUGE) {
-		sp.chunk = SPLIT_CHUNK; /* bufs_max buffers of a huge page each */
+	sp.bufs_max = SN_MIN(n, sn_pool_cpus()) + 2;
+	if (!sp.mapped && (size_t)sp.bufs_max * (SPLIT_CHUNK + SPLIT_TAIL) <= SPLIT_BUF_BYTES) {
+		sp.chunk = SPLIT_CHUNK;
+	} else {
+		sp.chunk = SN_MIN((size_t)(sp.mapped ? SPLIT_CHUNK_MAPPED : SPLIT_CHUNK),
+				  SN_MAX((size_t)SPLIT_CHUNK_MIN, (size_t)SPLIT_INFLIGHT / sp.nslots));
 	}
 	sp.chunk &= ~(size_t)0xffff; /* whole 64 KiB */
 	/* small chunks put many chunk boundaries into a small test capture */
@@ -587,7 +597,6 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	deal_buckets(&sp, &sp.spare_bufs[0]);
 	sp.nspare_bufs = 1;
 	sp.bufs_made = 1;
-	sp.bufs_max = n + 2;
 	sp.slots = sn_xcalloc(sp.nslots, sizeof(*sp.slots));
 	for (uint32_t i = 0; i < sp.nslots; i++) {
 		sp.slots[i].cur = cap_cursor_new(sp.tmpl);
