@@ -30,10 +30,9 @@
  * The lock is taken a few times per chunk (claiming a chunk to scan, verifying,
  * recycling the slots, sleeping when there is nothing to do), never per packet. At most
  * n + 2 chunks are in flight, for n no more than the CPUs (one per buffer; nslots read through
- * the mapping); a chunk's
- * buffer is used again, and its pages of the mapping (SIPNAB_MAPPED) are given back to the
- * kernel (cap_reader_advise(), in whole 2 MiB blocks: recycle()), once every thread has
- * analysed it, so resident memory stays bounded however large the file.
+ * the mapping); a chunk's buffer is used again, and its pages of the mapping (SIPNAB_MAPPED)
+ * are given back to the kernel (cap_reader_advise(), in whole 2 MiB blocks: recycle()), once
+ * every thread has analysed it, so resident memory stays bounded however large the file.
  */
 #include "config.h"
 
@@ -152,11 +151,10 @@ struct split {
 	/* Buffers made so far, at most one per thread that can run at once and 2 more (n + 2,
 	 * with no more threads than CPUs): no chunk is claimed when none is spare and no more may
 	 * be made (claim()), so at most that many chunks are in flight (2n + 2 read through the
-	 * mapping). Every slot
-	 * with a buffer of its own kept the high-water mark of them resident: at 16 threads and
-	 * under the sanitizers, peak RSS came 18-34 MiB above two threads' (tests/split_reader.sh
-	 * allowed 24). A chunk claimed
-	 * past the buffers was read through the mapping, 0-9 of a run's chunks at two cores
+	 * mapping). Every slot with a buffer of its own kept the high-water mark of them
+	 * resident: at 16 threads and under the sanitizers, peak RSS came 18-34 MiB above two
+	 * threads' (tests/split_reader.sh allowed 24). A chunk claimed past the buffers was read
+	 * through the mapping, 0-9 of a run's chunks at two cores
 	 * (26-259 chunks, the sweep captures and c5k): a file cut under the reader then killed
 	 * it (SIGBUS). Waiting for a buffer instead took 0.987 of the time on the 2,000-call
 	 * capture (31 rounds), 0.982 on 8,000 calls, 1.012 on c5k, 0.991 on 20,000 calls
