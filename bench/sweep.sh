@@ -11,7 +11,9 @@
 # one discarded warm-up per row, then RUNS rounds of one timed run per row (interleaved), medians;
 # wall time includes start-up (bench/runone.c: fork to wait4); peak RSS from wait4's rusage.
 # Prints a Markdown table and the
-# throughput spread from 2,000 to 20,000 calls.
+# throughput spread from 2,000 to 20,000 calls: of the medians (the issue's figure), and, less
+# moved by a slow spell of a shared machine, the median over the rounds of each round's spread
+# and the spread of each row's fastest run.
 # Exit status: 0 ok, 1 a run or a generation failed, 2 bad arguments or no C compiler for
 # bench/runone.c.
 
@@ -155,6 +157,11 @@ printf '%s\n' "${ROWS[@]}"
 echo
 echo "pkts/s = packets / median s."
 echo
+spread_of() { # PKTS_PER_S...: max / min - 1, in percent
+	printf '%s\n' "$@" | awk 'NR == 1 || $1 > mx { mx = $1 } NR == 1 || $1 < mn { mn = $1 }
+		END { printf "%.1f", (mx / mn - 1) * 100 }'
+}
+pps() { awk -v p="$1" -v s="$2" 'BEGIN { printf "%.3f", p / s }'; } # PACKETS SECONDS
 echo "Throughput spread from 2,000 to 20,000 calls (max pkts/s / min pkts/s - 1, over the call counts in that range):"
 for c in $CORESET; do
 	vals=() used=()
@@ -167,9 +174,46 @@ for c in $CORESET; do
 	if [ ${#vals[@]} -lt 2 ]; then
 		echo "- cores $c: n/a (fewer than two call counts between 2,000 and 20,000)"
 	else
-		sp=$(printf '%s\n' "${vals[@]}" | awk 'NR == 1 || $1 > mx { mx = $1 } NR == 1 || $1 < mn { mn = $1 }
-			END { printf "%.1f", (mx / mn - 1) * 100 }')
-		echo "- cores $c: $sp % (calls ${used[*]})"
+		echo "- cores $c: $(spread_of "${vals[@]}") % (calls ${used[*]})"
 	fi
 done
+# The same from the rounds: every round runs each row once, so its rows met the machine in
+# about the same state; and from each row's fastest run.
+RSPREAD=()
+for c in $CORESET; do
+	idx=() pk=()
+	for i in "${!ROWKEYS[@]}"; do
+		n=${ROWKEYS[$i]%,*}
+		if [ "${ROWKEYS[$i]#*,}" = "$c" ] && [ "$n" -ge 2000 ] && [ "$n" -le 20000 ]; then
+			idx+=("$i")
+			pk+=("$((107 * n))")
+		fi
+	done
+	[ ${#idx[@]} -ge 2 ] || continue
+	spreads=() fastest=()
+	for ((r = 1; r <= RUNS; r++)); do
+		vals=()
+		for k in "${!idx[@]}"; do
+			w=${BR_WALL[${idx[$k]},$r]:-}
+			[ -n "$w" ] || continue 2 # a failed run: no spread for this round
+			vals+=("$(pps "${pk[$k]}" "$w")")
+		done
+		spreads+=("$(spread_of "${vals[@]}")")
+	done
+	for k in "${!idx[@]}"; do
+		fastest+=("$(pps "${pk[$k]}" "${BR_MIN[${idx[$k]}]}")")
+	done
+	if [ ${#spreads[@]} -gt 0 ]; then
+		read -r med _ _ <<<"$(bench_stats "${spreads[@]}")"
+		med="$(awk -v x="$med" 'BEGIN { printf "%.1f", x }') % (median of ${#spreads[@]} rounds)"
+	else
+		med="n/a (no round without a failed run)"
+	fi
+	RSPREAD+=("- cores $c: per round $med; fastest runs $(spread_of "${fastest[@]}") %")
+done
+if [ ${#RSPREAD[@]} -gt 0 ]; then
+	echo
+	echo "The same, per round (the median over the rounds of each round's spread) and from each row's fastest run:"
+	printf '%s\n' "${RSPREAD[@]}"
+fi
 bench_host_end

@@ -204,6 +204,35 @@ if grep -q '^FileHugePages:' /proc/meminfo 2>/dev/null; then
 	expect_eq "sweep.sh: each capture's 2 MiB folios" \
 		"$(grep -c '^- page cache, in 2 MiB folios after the read-back: 10 calls: [0-9?][0-9]* of its [0-9][0-9]* MiB; 20 calls: [0-9?][0-9]* of its [0-9][0-9]* MiB$' "$TMPD/sweep.md")" 1
 fi
+# with two call counts from 2,000 to 20,000: the spread per round and from the fastest runs,
+# recomputed from the rounds it prints on stderr (to 0.1 ms: within 1 percentage point)
+bash "$B/sweep.sh" "$SIPNAB_BIN" --calls 2000,2001 --runs 3 --dir "$TMPD/sweep" \
+	>"$TMPD/sweep3.md" 2>"$TMPD/sweep3.err"
+expect_eq "sweep.sh 2,000 calls: exit status" "$?" 0
+python3 - "$TMPD/sweep3.md" "$TMPD/sweep3.err" "$nproc" >"$TMPD/sweep3.chk" 2>&1 <<'PY'
+import re, statistics, sys
+text = open(sys.argv[1]).read()
+cores = sorted({1, int(sys.argv[3])})
+walls = {}  # (calls, cores) -> [seconds per round]
+for m in re.finditer(r'^  run \d+: (.*)$', open(sys.argv[2]).read(), re.M):
+    for calls, c, sec in re.findall(r'(\d+)/c(\d+) ([0-9.]+)', m.group(1)):
+        walls.setdefault((int(calls), int(c)), []).append(float(sec))
+def spread(v):
+    return (max(v) / min(v) - 1) * 100
+for c in cores:
+    rows = [(n, walls[(n, c)]) for n in (2000, 2001)]
+    per_round = statistics.median(spread([107 * n / w[r] for n, w in rows]) for r in range(3))
+    fastest = spread([107 * n / min(w) for n, w in rows])
+    m = re.search(r'^- cores %d: per round ([0-9.]+) %% \(median of 3 rounds\); fastest runs ([0-9.]+) %%$' % c, text, re.M)
+    if not m:
+        print('no per-round line for --cores %d' % c)
+    elif abs(float(m.group(1)) - per_round) > 1 or abs(float(m.group(2)) - fastest) > 1:
+        print('--cores %d: printed %s / %s, recomputed %.1f / %.1f' % (c, m.group(1), m.group(2), per_round, fastest))
+    else:
+        print('ok')
+PY
+expect_eq "sweep.sh: spread per round and from the fastest runs" \
+	"$(cat "$TMPD/sweep3.chk")" "$([ "$nproc" -gt 1 ] && printf 'ok\nok' || echo ok)"
 # a second run uses the cached captures
 bash "$B/sweep.sh" "$SIPNAB_BIN" --calls 10 --runs 1 --dir "$TMPD/sweep" \
 	>"$TMPD/sweep2.md" 2>"$TMPD/sweep2.err"
