@@ -141,13 +141,18 @@ bench_row_warmed() { # I FILE: the one-core rows' reports count 107 packets per 
 	[ "$c" != 1 ] || bench_check_packets "$2" "$((107 * n))"
 }
 bench_run_rows
+spread_of() { # PKTS_PER_S...: max / min - 1, in percent
+	printf '%s\n' "$@" | awk 'NR == 1 || $1 > mx { mx = $1 } NR == 1 || $1 < mn { mn = $1 }
+		END { printf "%.1f", (mx / mn - 1) * 100 }'
+}
+pps() { awk -v p="$1" -v s="$2" 'BEGIN { printf "%.3f", p / s }'; } # PACKETS SECONDS
 ROWS=()
 declare -A PPS
 for i in "${!ROWKEYS[@]}"; do
 	n=${ROWKEYS[$i]%,*} c=${ROWKEYS[$i]#*,}
 	pk=$((107 * n))
 	size=$(bench_filesize "${FILE[$n]}")
-	PPS[$n,$c]=$(awk -v p=$pk -v s="${BR_MED[$i]}" 'BEGIN { printf "%.3f", p / s }')
+	PPS[$n,$c]=$(pps "$pk" "${BR_MED[$i]}")
 	ROWS+=("| $n | $pk | $(bench_fmib "$size") | $c | $(bench_s "${BR_MED[$i]}") | $(bench_s "${BR_MIN[$i]}") | $(bench_s "${BR_MAX[$i]}") | $(bench_pps "$pk" "${BR_MED[$i]}") | $(bench_mib "${BR_RSS[$i]}") |")
 done
 
@@ -157,11 +162,6 @@ printf '%s\n' "${ROWS[@]}"
 echo
 echo "pkts/s = packets / median s."
 echo
-spread_of() { # PKTS_PER_S...: max / min - 1, in percent
-	printf '%s\n' "$@" | awk 'NR == 1 || $1 > mx { mx = $1 } NR == 1 || $1 < mn { mn = $1 }
-		END { printf "%.1f", (mx / mn - 1) * 100 }'
-}
-pps() { awk -v p="$1" -v s="$2" 'BEGIN { printf "%.3f", p / s }'; } # PACKETS SECONDS
 echo "Throughput spread from 2,000 to 20,000 calls (max pkts/s / min pkts/s - 1, over the call counts in that range):"
 for c in $CORESET; do
 	vals=() used=()
