@@ -76,7 +76,7 @@ uint32_t ana_filter_stream_problems(const struct eng_stream *s)
 	if (s->mos > 0 && s->mos < ANA_FILTER_MOS_MIN) {
 		p |= ANA_PROB_LOW_MOS;
 	}
-	if (rtp_stream_loss_pct(&s->rtp) > ANA_FILTER_LOSS_MAX_PCT) {
+	if (rtp_stats_loss_pct(&s->rtp) > ANA_FILTER_LOSS_MAX_PCT) {
 		p |= ANA_PROB_LOSS;
 	}
 	return p;

@@ -155,7 +155,7 @@ static void call_view_init(struct call_view *v, const struct ana_report_input *i
 	v->duration_ns = c->answer_ns >= 0 && c->end_ns >= 0 ? c->end_ns - c->answer_ns : -1;
 	for (uint32_t i = 0; i < c->stream_count; i++) {
 		const struct eng_stream *s = &r->streams[c->streams[i]];
-		double loss = rtp_stream_loss_pct(&s->rtp);
+		double loss = rtp_stats_loss_pct(&s->rtp);
 
 		if (s->mos > 0 && (!v->has_mos || s->mos < v->worst_mos)) {
 			v->worst_mos = s->mos;
@@ -749,7 +749,7 @@ static void ssrc_hex(uint32_t v, char *buf)
 
 static void json_stream(struct jw *o, const struct eng_result *r, const struct eng_stream *s)
 {
-	const struct rtp_stream *rtp = &s->rtp;
+	const struct rtp_stats *rtp = &s->rtp;
 	char buf[64];
 
 	jw_open(o, NULL);
@@ -764,9 +764,9 @@ static void json_stream(struct jw *o, const struct eng_result *r, const struct e
 	jw_ts(o, "last_ts", rtp->last_ns, rtp->packets > 0);
 	jw_u64(o, "packets", rtp->packets);
 	jw_u64(o, "bytes", rtp->bytes);
-	jw_i64(o, "expected", rtp_stream_expected(rtp));
-	jw_i64(o, "lost", rtp_stream_lost(rtp));
-	jw_fixed(o, "loss_pct", rtp_stream_loss_pct(rtp), 3, true);
+	jw_i64(o, "expected", rtp_stats_expected(rtp));
+	jw_i64(o, "lost", rtp_stats_lost(rtp));
+	jw_fixed(o, "loss_pct", rtp_stats_loss_pct(rtp), 3, true);
 	jw_u64(o, "duplicates", rtp->duplicates);
 	jw_u64(o, "out_of_order", rtp->out_of_order);
 	jw_u64(o, "seq_errors", rtp->seq_errors);
@@ -1635,8 +1635,8 @@ static void stream_row(struct run *rows, const struct eng_result *r, const struc
 		run_cell(rows, 0, "PT%d", s->pt);
 	}
 	run_u64(rows, s->rtp.packets);
-	fixed_or_dash(pct, sizeof(pct), rtp_stream_loss_pct(&s->rtp), 3, true);
-	run_cell(rows, 0, "%" PRId64 " (%s%%)", rtp_stream_lost(&s->rtp), pct);
+	fixed_or_dash(pct, sizeof(pct), rtp_stats_loss_pct(&s->rtp), 3, true);
+	run_cell(rows, 0, "%" PRId64 " (%s%%)", rtp_stats_lost(&s->rtp), pct);
 	fixed_or_dash(buf, sizeof(buf), s->rtp.max_delta_ms, 3, true);
 	run_str(rows, 0, buf);
 	fixed_or_dash(buf, sizeof(buf), s->rtp.max_jitter_ms, 3, true);
@@ -1724,10 +1724,10 @@ static void stream_problem_rows(struct run *rows, const struct eng_stream *s)
 		run_cell(rows, 0, "%s", num);
 	}
 	if (p & ANA_PROB_LOSS) {
-		fixed_or_dash(num, sizeof(num), rtp_stream_loss_pct(&s->rtp), 3, true);
+		fixed_or_dash(num, sizeof(num), rtp_stats_loss_pct(&s->rtp), 3, true);
 		run_cell(rows, 0, "%s", subj);
 		run_cell(rows, 0, "packet loss");
-		run_cell(rows, 0, "%s %% (%" PRId64 " lost)", num, rtp_stream_lost(&s->rtp));
+		run_cell(rows, 0, "%s %% (%" PRId64 " lost)", num, rtp_stats_lost(&s->rtp));
 	}
 }
 

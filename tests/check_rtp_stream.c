@@ -342,6 +342,89 @@ END_TEST
 
 /* ---- header parsing ---- */
 
+/* What a result keeps of a finished stream: every result field as the stream has it, and the
+ * same expected / lost / loss figures, on a stream that wraps its sequence numbers, loses,
+ * repeats and reorders packets, jitters, has markers and carries a DTMF digit. */
+START_TEST(test_rtp_stream_summary_keeps_every_result)
+{
+	struct synth s;
+	struct rtp_stats r;
+	uint32_t i;
+	uint16_t seq = 0;
+	uint16_t k;
+
+	rtp_stream_init(&s.st, 1, 8000, 101);
+	for (i = 0; i < 60; i++) {
+		seq = (uint16_t)(65506 + i); /* 65506 .. 65535, then 0 .. 29 */
+		if (i == 12 || i == 13 || i == 40) {
+			continue; /* lost: a burst of two, then one */
+		}
+		if (i == 20) {
+			/* 21 arrives before 20 */
+			feed(&s, 21 * 20000 + 500, (uint16_t)(seq + 1), 160 * 21, 0, false, NULL, 160);
+			feed(&s, 20 * 20000 + 900, seq, 160 * 20, 0, false, NULL, 160);
+			i++;
+			continue;
+		}
+		feed(&s, (int64_t)i * 20000 + (i % 3) * 700, seq, 160 * i, 0, i == 0 || i == 50,
+		     NULL, 160);
+		if (i == 30) {
+			feed(&s, (int64_t)i * 20000 + 300, seq, 160 * i, 0, false, NULL, 160);
+		}
+	}
+	for (k = 0; k < 3; k++) {
+		feed_event(&s, 60 * 20000 + k * 20000, (uint16_t)(seq + 1 + k), 160 * 60, 5, k == 2,
+			   (uint16_t)(160 * (k + 1)));
+	}
+	ck_assert_uint_eq(s.st.seq_cycles, 1);
+	ck_assert_uint_gt(s.st.duplicates, 0);
+	ck_assert_uint_gt(s.st.out_of_order, 0);
+	ck_assert(s.st.max_jitter_ms > 0.0);
+	ck_assert_str_eq(s.st.dtmf, "5");
+
+	memset(&r, 0x5a, sizeof(r));
+	rtp_stream_summarise(&s.st, &r);
+	ck_assert_uint_eq(r.packets, s.st.packets);
+	ck_assert_uint_eq(r.bytes, s.st.bytes);
+	ck_assert_int_eq(r.first_ns, s.st.first_ns);
+	ck_assert_int_eq(r.last_ns, s.st.last_ns);
+	ck_assert(r.max_delta_ms == s.st.max_delta_ms);
+	ck_assert(r.mean_delta_ms == s.st.mean_delta_ms);
+	ck_assert(r.max_jitter_ms == s.st.max_jitter_ms);
+	ck_assert(r.mean_jitter_ms == s.st.mean_jitter_ms);
+	ck_assert_uint_eq(r.seq_errors, s.st.seq_errors);
+	ck_assert_uint_eq(r.duplicates, s.st.duplicates);
+	ck_assert_uint_eq(r.out_of_order, s.st.out_of_order);
+	ck_assert_uint_eq(r.max_burst_loss, s.st.max_burst_loss);
+	ck_assert_uint_eq(r.marker_packets, s.st.marker_packets);
+	ck_assert_str_eq(r.dtmf, "5");
+	ck_assert_int_eq(rtp_stats_expected(&r), rtp_stream_expected(&s.st));
+	ck_assert_int_eq(rtp_stats_lost(&r), rtp_stream_lost(&s.st));
+	ck_assert(rtp_stats_loss_pct(&r) == rtp_stream_loss_pct(&s.st));
+	/* 63 sequence numbers from 65506 on, 3 of them never sent, one sent twice */
+	ck_assert_int_eq(rtp_stats_expected(&r), 63);
+	ck_assert_int_eq(rtp_stats_lost(&r), 2);
+	ck_assert_uint_eq(r.max_burst_loss, 2);
+	ck_assert_uint_eq(r.marker_packets, 2);
+}
+END_TEST
+
+START_TEST(test_rtp_stream_summary_of_an_empty_stream)
+{
+	struct rtp_stream st;
+	struct rtp_stats r;
+
+	rtp_stream_init(&st, 7, 8000, RTP_PT_NONE);
+	memset(&r, 0x5a, sizeof(r));
+	rtp_stream_summarise(&st, &r);
+	ck_assert_uint_eq(r.packets, 0);
+	ck_assert_int_eq(rtp_stats_expected(&r), 0);
+	ck_assert_int_eq(rtp_stats_lost(&r), 0);
+	ck_assert(rtp_stats_loss_pct(&r) == 0.0);
+	ck_assert_str_eq(r.dtmf, "");
+}
+END_TEST
+
 START_TEST(test_rtp_hdr_parse_csrc_extension_padding)
 {
 	uint8_t p[64];
@@ -805,6 +888,11 @@ static Suite *rtp_stream_suite(void)
 	tcase_add_test(tc, test_rtp_stream_dtmf_single_digit);
 	tcase_add_test(tc, test_rtp_stream_dtmf_three_digits_with_repeated_ends);
 	tcase_add_test(tc, test_rtp_stream_dtmf_is_bounded);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("summary");
+	tcase_add_test(tc, test_rtp_stream_summary_keeps_every_result);
+	tcase_add_test(tc, test_rtp_stream_summary_of_an_empty_stream);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("header");

@@ -108,7 +108,7 @@ struct eng_stream {
 	int16_t pt;                 /* first payload type */
 	char codec[ENG_CODEC_LEN];  /* from SDP, else the static table, else "" */
 	uint32_t clock_rate;
-	struct rtp_stream rtp;      /* statistics */
+	struct rtp_stats rtp;       /* statistics (the stream's results, rtp_stream_summarise()) */
 	double mos;                 /* E-model estimate, 0 when not computable */
 	int32_t call;               /* index into eng_result.calls, -1 when no SDP announced it */
 	bool announced;             /* an SDP endpoint matched */

@@ -185,4 +185,39 @@ double rtp_stream_loss_pct(const struct rtp_stream *s);
  */
 double rtp_stream_mean_burst(const struct rtp_stream *s);
 
+/*
+ * What is kept of a finished stream (rtp_stream_summarise()): the results a report, a filter
+ * and a call's view read, without the analysis state that only further packets would need
+ * (the sequence and timing state, the duplicate window). 128 bytes on x86-64 against the
+ * stream's 320: a result that keeps one for each of many streams keeps 40 % less of them.
+ * Fields as in struct rtp_stream.
+ */
+struct rtp_stats {
+	uint64_t packets;
+	uint64_t bytes;
+	int64_t first_ns;
+	int64_t last_ns;
+	double max_delta_ms;
+	double mean_delta_ms;
+	double max_jitter_ms;
+	double mean_jitter_ms;
+	uint32_t seq_cycles; /* with start_seq and stop_seq: what rtp_stats_expected() needs */
+	uint16_t start_seq;
+	uint16_t stop_seq;
+	uint32_t seq_errors;
+	uint32_t duplicates;
+	uint32_t out_of_order;
+	uint32_t max_burst_loss;
+	uint32_t marker_packets;
+	char dtmf[RTP_DTMF_MAX + 1];
+};
+
+/** Copy the results of @p s into @p out. */
+void rtp_stream_summarise(const struct rtp_stream *s, struct rtp_stats *out);
+/** As rtp_stream_expected(), rtp_stream_lost() and rtp_stream_loss_pct(), of a summary: each
+ *  gives what its namesake gives for the stream that was summarised. */
+int64_t rtp_stats_expected(const struct rtp_stats *s);
+int64_t rtp_stats_lost(const struct rtp_stats *s);
+double rtp_stats_loss_pct(const struct rtp_stats *s);
+
 #endif

@@ -563,15 +563,16 @@ static void stream_codec(struct eng_stream *s, const struct eng_sdp_media *md, i
 	}
 }
 
-/* Continue the online statistics with the kept packets, now that the SDP is known. */
-static void stream_replay(struct eng_stream *s, const struct eng_flow *f, int te_pt,
-			  int32_t dyn_clock)
+/* Continue the online statistics with the kept packets into @p st, now that the SDP is
+ * known. */
+static void stream_replay(const struct eng_stream *s, const struct eng_flow *f, int te_pt,
+			  int32_t dyn_clock, struct rtp_stream *st)
 {
 	/* the configuration only matters for dynamic payload types, none of which the online
 	 * part has seen, so setting it now equals having had it from the first packet */
-	s->rtp = f->online;
-	s->rtp.clock_rate = dyn_clock > 0 ? dyn_clock : 0;
-	s->rtp.te_pt = (int16_t)(te_pt >= 0 && te_pt <= 127 ? te_pt : RTP_PT_NONE);
+	*st = f->online;
+	st->clock_rate = dyn_clock > 0 ? dyn_clock : 0;
+	st->te_pt = (int16_t)(te_pt >= 0 && te_pt <= 127 ? te_pt : RTP_PT_NONE);
 	for (uint32_t i = 0; i < f->count; i++) {
 		const struct eng_rtp_pkt *p = &f->pkts[i];
 		struct rtp_hdr h;
@@ -585,7 +586,7 @@ static void stream_replay(struct eng_stream *s, const struct eng_flow *f, int te
 		h.ssrc = s->ssrc;
 		h.hdr_len = RTP_HDR_MIN_LEN;
 		h.payload = sn_slice_make(p->pl, p->pl_len);
-		rtp_stream_update(&s->rtp, p->ts_ns, &h, p->udp_len);
+		rtp_stream_update(st, p->ts_ns, &h, p->udp_len);
 	}
 }
 
@@ -593,9 +594,9 @@ static void stream_replay(struct eng_stream *s, const struct eng_flow *f, int te
  * The order of r->streams: by first packet, then source, destination and SSRC. It is known
  * from the flows before their streams are made (streams_choose()), so each stream is written
  * straight to its place (streams_fill()). The streams were sorted once written before, their
- * 424 bytes moved cycle by cycle: 3-19 ms of the serial part of the build for the 40,000
- * streams of the 20,000-call sweep capture, the most of it at two cores, where half the
- * streams were in the other core's cache.
+ * 424 bytes then moved cycle by cycle: 3-19 ms of the serial part of the build for the
+ * 40,000 streams of the 20,000-call sweep capture, the most of it at two cores, where half
+ * the streams were in the other core's cache.
  */
 struct stream_key {
 	int64_t first_ns; /* the stream's rtp.first_ns (flow_first_ns()) */
@@ -769,8 +770,8 @@ static void rtcp_feed(struct eng_result *r, struct eng_stream *st, const struct 
 }
 
 /* The streams by SSRC: (SSRC, stream) pairs sorted by both, so that the sort reads only this
- * array, not the 424-byte streams (qsort_r() over stream indexes compared through the streams
- * took 10 ms for 40,000 of them, a miss to memory per comparison). */
+ * array, not the streams (qsort_r() over stream indexes compared through the streams, 424
+ * bytes each then, took 10 ms for 40,000 of them, a miss to memory per comparison). */
 struct ssrc_ref {
 	uint32_t ssrc;
 	uint32_t stream;
@@ -991,6 +992,7 @@ static void streams_fill(void *ctx, uint32_t w)
 		const struct eng_sdp_media *md = NULL;
 		int te_pt;
 		int32_t dyn_clock;
+		struct rtp_stream st;
 
 		if (i - kept >= FLOWS_GIVE_BACK) {
 			/* the flows before i are done with: the streams being written take their
@@ -1021,13 +1023,15 @@ static void streams_fill(void *ctx, uint32_t w)
 			s->call = r->msgs[a->msg]->call;
 		}
 		stream_codec(s, md, &te_pt, &dyn_clock);
-		stream_replay(s, f, te_pt, dyn_clock);
+		/* the analysis state ends here: the result keeps the results only */
+		stream_replay(s, f, te_pt, dyn_clock, &st);
 		if (s->clock_rate && s->pt != te_pt) {
-			s->mos = rtp_mos_stream(&s->rtp,
+			s->mos = rtp_mos_stream(&st,
 						rtp_mos_codec_from_name(sn_slice_make(
 							s->codec, strlen(s->codec))),
 						20);
 		}
+		rtp_stream_summarise(&st, &s->rtp);
 		rtp_packets += s->rtp.packets;
 	}
 	/* this worker's flows are done with: give their memory back now, without reading

@@ -495,12 +495,27 @@ void rtp_stream_update(struct rtp_stream *s, int64_t arrival_ns, const struct rt
 	s->flags = flags;
 }
 
-int64_t rtp_stream_expected(const struct rtp_stream *s)
+/* Expected packets from the first and last sequence numbers and the wraps between them. */
+static int64_t expected_of(uint64_t packets, uint16_t start_seq, uint16_t stop_seq,
+			   uint32_t seq_cycles)
 {
-	if (s->packets == 0) {
+	if (packets == 0) {
 		return 0;
 	}
-	return (int64_t)s->stop_seq + 65536 * (int64_t)s->seq_cycles - s->start_seq + 1;
+	return (int64_t)stop_seq + 65536 * (int64_t)seq_cycles - start_seq + 1;
+}
+
+static double loss_pct_of(int64_t expected, int64_t lost)
+{
+	if (expected <= 0) {
+		return 0.0;
+	}
+	return 100.0 * (double)lost / (double)expected;
+}
+
+int64_t rtp_stream_expected(const struct rtp_stream *s)
+{
+	return expected_of(s->packets, s->start_seq, s->stop_seq, s->seq_cycles);
 }
 
 int64_t rtp_stream_lost(const struct rtp_stream *s)
@@ -510,12 +525,7 @@ int64_t rtp_stream_lost(const struct rtp_stream *s)
 
 double rtp_stream_loss_pct(const struct rtp_stream *s)
 {
-	int64_t exp = rtp_stream_expected(s);
-
-	if (exp <= 0) {
-		return 0.0;
-	}
-	return 100.0 * (double)rtp_stream_lost(s) / (double)exp;
+	return loss_pct_of(rtp_stream_expected(s), rtp_stream_lost(s));
 }
 
 double rtp_stream_mean_burst(const struct rtp_stream *s)
@@ -524,4 +534,41 @@ double rtp_stream_mean_burst(const struct rtp_stream *s)
 		return 0.0;
 	}
 	return (double)s->gap_lost / s->loss_bursts;
+}
+
+void rtp_stream_summarise(const struct rtp_stream *s, struct rtp_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->packets = s->packets;
+	out->bytes = s->bytes;
+	out->first_ns = s->first_ns;
+	out->last_ns = s->last_ns;
+	out->max_delta_ms = s->max_delta_ms;
+	out->mean_delta_ms = s->mean_delta_ms;
+	out->max_jitter_ms = s->max_jitter_ms;
+	out->mean_jitter_ms = s->mean_jitter_ms;
+	out->seq_cycles = s->seq_cycles;
+	out->start_seq = s->start_seq;
+	out->stop_seq = s->stop_seq;
+	out->seq_errors = s->seq_errors;
+	out->duplicates = s->duplicates;
+	out->out_of_order = s->out_of_order;
+	out->max_burst_loss = s->max_burst_loss;
+	out->marker_packets = s->marker_packets;
+	memcpy(out->dtmf, s->dtmf, sizeof(out->dtmf));
+}
+
+int64_t rtp_stats_expected(const struct rtp_stats *s)
+{
+	return expected_of(s->packets, s->start_seq, s->stop_seq, s->seq_cycles);
+}
+
+int64_t rtp_stats_lost(const struct rtp_stats *s)
+{
+	return rtp_stats_expected(s) - (int64_t)s->packets;
+}
+
+double rtp_stats_loss_pct(const struct rtp_stats *s)
+{
+	return loss_pct_of(rtp_stats_expected(s), rtp_stats_lost(s));
 }
