@@ -6,7 +6,8 @@ tests/cli_input.sh). Standard library only.
     cap.packet("10.0.0.1", "10.0.0.2", "INVITE sip:bob@... SIP/2.0\\n...", dt=0.01)
 
 Each packet is one IPv4/UDP datagram from port 5060 to port 5060, dt seconds after the one
-before; its text's LF line ends become CRLF.
+before; its text's LF line ends become CRLF. cap.udp(src, sport, dst, dport, payload, dt)
+writes any other datagram (RTP, for instance).
 """
 import struct
 
@@ -31,9 +32,12 @@ class SipPcap:
         return bytes(int(x) for x in a.split("."))
 
     def packet(self, src, dst, text, dt=0.01):
+        self.udp(src, 5060, dst, 5060, text.replace("\n", "\r\n").encode(), dt)
+
+    def udp(self, src, sport, dst, dport, payload, dt=0.01):
+        """Any UDP datagram (bytes), dt seconds after the packet before."""
         self.t += dt
-        payload = text.replace("\n", "\r\n").encode()
-        udp = struct.pack("!HHHH", 5060, 5060, 8 + len(payload), 0) + payload
+        udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
         hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0, 64, 17, 0,
                           self._ip(src), self._ip(dst))
         hdr = hdr[:10] + struct.pack("!H", self._csum(hdr)) + hdr[12:]

@@ -40,7 +40,7 @@ enum eng_call_state {
 const char *eng_call_state_name(enum eng_call_state st);
 
 #define ENG_SDP_MAX_MEDIA 4
-#define ENG_SDP_MAX_FMTS  8
+#define ENG_SDP_MAX_FMTS  32 /* every format the SDP parser takes (SDP_MAX_FORMATS) */
 #define ENG_CODEC_LEN     24
 
 /* One payload format of an SDP media line. */
@@ -53,12 +53,15 @@ struct eng_sdp_fmt {
 /* One m= line as the call and stream association need it. */
 struct eng_sdp_media {
 	struct sn_addr addr;        /* effective c= address */
+	bool rtcp_mux;              /* (the one-byte fields next to addr's 17 bytes: 32 bytes in
+				     * all on 64-bit systems) */
+	bool rtp;                   /* RTP profile (not udptl/T.38 ...) */
+	uint8_t fmt_count;          /* at most ENG_SDP_MAX_FMTS */
 	uint16_t port;              /* 0 = disabled */
 	uint16_t rtcp_port;         /* a=rtcp, else port+1 (0 when rtcp-mux) */
-	bool rtcp_mux;
-	bool rtp;                   /* RTP profile (not udptl/T.38 ...) */
-	uint8_t fmt_count;
-	struct eng_sdp_fmt fmts[ENG_SDP_MAX_FMTS];
+	struct eng_sdp_fmt *fmts;   /* fmt_count entries (NULL without any), in the message's
+				     * arena: as many as the m= line has (a one-format media line
+				     * took 280 bytes with room for 8, now 64) */
 };
 
 /* One SIP message. Strings are NUL-terminated, in the result's arena; "" when absent. */

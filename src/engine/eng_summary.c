@@ -5,8 +5,8 @@
  * the message bytes for the ladder.
  *
  * Bounds: the keep arena has a byte budget (eng_config.keep_bytes); a message that does not fit
- * is counted in stats.msgs_dropped and not kept. SDP media beyond ENG_SDP_MAX_MEDIA lines or
- * formats beyond ENG_SDP_MAX_FMTS are not kept (the first ones are).
+ * is counted in stats.msgs_dropped and not kept. SDP media beyond ENG_SDP_MAX_MEDIA lines are
+ * not kept (the first ones are); every format of a kept line is, in an array of its size.
  * Thread: the worker that owns the engine.
  */
 #include "config.h"
@@ -58,7 +58,7 @@ static enum sn_status keep_sdp(struct eng *e, const struct sip_msg *msg, struct 
 	struct sdp_session sess;
 	struct sn_arena *tmp = &e->sdp;
 	enum sn_status st;
-	uint32_t n;
+	uint32_t n, nf;
 
 	if (sip_msg_find_sdp(msg, &body) != SN_OK) {
 		return SN_OK;
@@ -91,7 +91,14 @@ static enum sn_status keep_sdp(struct eng *e, const struct sip_msg *msg, struct 
 		} else if (sm->port) {
 			em->rtcp_port = (uint16_t)(sm->port + 1);
 		}
-		for (uint32_t f = 0; f < sm->format_count && em->fmt_count < ENG_SDP_MAX_FMTS; f++) {
+		nf = SN_MIN(sm->format_count, (uint32_t)ENG_SDP_MAX_FMTS);
+		if (nf) {
+			st = sn_arena_alloc(&e->keep, nf * sizeof(*em->fmts), (void **)&em->fmts);
+			if (st != SN_OK) {
+				return st;
+			}
+		}
+		for (uint32_t f = 0; f < nf; f++) {
 			const struct sdp_format *sf = &sm->formats[f];
 			struct eng_sdp_fmt *ef = &em->fmts[em->fmt_count++];
 			int rate;
