@@ -408,7 +408,7 @@ END_TEST
 
 START_TEST(test_sdp_parse_rejects_too_many_media_lines)
 {
-	char text[2048];
+	char text[4096];
 	size_t off = 0;
 
 	off += (size_t)snprintf(text + off, sizeof(text) - off, "v=0\r\n");
@@ -426,7 +426,7 @@ END_TEST
 
 START_TEST(test_sdp_parse_rejects_too_many_formats_attributes_and_crypto)
 {
-	char text[8192];
+	char text[16384];
 	size_t off = 0;
 
 	off += (size_t)snprintf(text + off, sizeof(text) - off, "v=0\r\nm=audio 4 RTP/AVP");

@@ -40,7 +40,7 @@ enum eng_call_state {
 const char *eng_call_state_name(enum eng_call_state st);
 
 #define ENG_SDP_MAX_MEDIA 4
-#define ENG_SDP_MAX_FMTS  32 /* every format the SDP parser takes (SDP_MAX_FORMATS) */
+#define ENG_SDP_MAX_FMTS  128 /* every format the SDP parser takes (SDP_MAX_FORMATS) */
 #define ENG_CODEC_LEN     24
 
 /* One payload format of an SDP media line. */

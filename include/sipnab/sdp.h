@@ -14,10 +14,16 @@
 #include "sipnab/sn_arena.h"
 #include "sipnab/sn_base.h"
 
-#define SDP_MAX_MEDIA	16 /* m= lines per session */
-#define SDP_MAX_FORMATS 32 /* formats on one m= line */
-#define SDP_MAX_ATTRS	64 /* a= lines per media, and at session level */
-#define SDP_MAX_CRYPTO	8  /* a=crypto lines per media (RFC 4568) */
+/*
+ * Bounds on one body's work and arena (past one, sdp_parse() fails with SN_ELIMIT and the body
+ * gives no media). They are above what browsers send: a WebRTC offer's video line lists 30-40
+ * payload types, with an a=rtpmap, a=fmtp and several a=rtcp-fb lines each (150 and more a=
+ * lines in the section), and a conference's Unified Plan offer has an m= line per track.
+ */
+#define SDP_MAX_MEDIA	64  /* m= lines per session */
+#define SDP_MAX_FORMATS 128 /* formats on one m= line (the RTP payload-type space) */
+#define SDP_MAX_ATTRS	512 /* a= lines per media, and at session level */
+#define SDP_MAX_CRYPTO	8   /* a=crypto lines per media (RFC 4568) */
 
 /* Direction attribute (RFC 8866 §6.7). UNSET means no direction line at that level. */
 enum sdp_dir {
