@@ -21,10 +21,7 @@ if [ -f "$SIPNAB_SRCDIR/Makefile" ]; then
 	echo "SKIP: the source tree is configured in place (a build directory needs it clean)"
 	exit 77
 fi
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "SKIP: python3 (for the training captures) not found"
-	exit 77
-fi
+need_python3 "for the training captures"
 
 b=$TMPD/build
 mkdir "$b"

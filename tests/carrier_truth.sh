@@ -5,10 +5,7 @@
 # streams (seq +1, timestamp = media clock).  Exit 0 pass, 1 fail, 77 skip.
 . "$(dirname "$0")/lib.sh"
 GEN="$SIPNAB_SRCDIR/bench/carrier.py"
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "SKIP: python3 not found"
-	exit 77
-fi
+need_python3
 if [ ! -f "$GEN" ]; then
 	echo "SKIP: $GEN not found"
 	exit 77

@@ -11,10 +11,7 @@
 # Then the same reports with three hash keys (SIPNAB_HASH_SEED) must be byte-identical.
 # Exit 0 pass, 1 fail, 77 skip.
 . "$(dirname "$0")/lib.sh"
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "SKIP: python3 not found"
-	exit 77
-fi
+need_python3
 if ! command -v timeout >/dev/null 2>&1; then
 	echo "SKIP: timeout (coreutils) not found"
 	exit 77

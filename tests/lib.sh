@@ -20,6 +20,14 @@ pass() {
 	echo "ok: $*"
 }
 
+# need_python3 [WHY]: skip the test (exit 77) where python3 is missing
+need_python3() {
+	if ! command -v python3 >/dev/null 2>&1; then
+		echo "SKIP: python3${1:+ ($1)} not found"
+		exit 77
+	fi
+}
+
 # expect_eq WHAT ACTUAL EXPECTED
 expect_eq() {
 	checks=$((checks + 1))

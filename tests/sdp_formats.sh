@@ -11,10 +11,7 @@
 # Each at --cores 1 and 2, with the same report.
 # Exit 0 pass, 1 fail, 77 skip.
 . "$(dirname "$0")/lib.sh"
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "SKIP: python3 not found"
-	exit 77
-fi
+need_python3
 
 cat >"$TMPD/gen.py" <<'PY'
 import struct

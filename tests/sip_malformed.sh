@@ -7,10 +7,7 @@
 # packets count as other packets (every packet is SIP, RTP, RTCP or other).
 . "$(dirname "$0")/lib.sh"
 
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "SKIP: python3 not found"
-	exit 77
-fi
+need_python3
 
 cat >"$TMPD/gen.py" <<'PY'
 import sys

@@ -6,10 +6,7 @@
 # Exit 0 pass, 1 fail, 77 skip.
 . "$(dirname "$0")/lib.sh"
 GEN="$SIPNAB_SRCDIR/bench/carrier.py"
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "SKIP: python3 not found"
-	exit 77
-fi
+need_python3
 
 # links.py REPORT: checks the report's call <-> stream links; prints "links ok" or why not
 cat >"$TMPD/links.py" <<'EOF'

@@ -11,10 +11,7 @@
 #      joins the newest of them, the first stays alone.
 . "$(dirname "$0")/lib.sh"
 
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "SKIP: python3 not found"
-	exit 77
-fi
+need_python3
 
 cat >"$TMPD/gen.py" <<'EOF'
 import sys
