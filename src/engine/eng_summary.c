@@ -24,6 +24,10 @@
 
 #include "eng_int.h"
 
+/* every format the parser takes is kept (keep_sdp()), and a kept line counts them in a byte */
+_Static_assert(ENG_SDP_MAX_FMTS >= SDP_MAX_FORMATS, "ENG_SDP_MAX_FMTS below the parser's bound");
+_Static_assert(ENG_SDP_MAX_FMTS <= UINT8_MAX, "eng_sdp_media.fmt_count is a uint8_t");
+
 /* Copy a slice as a NUL-terminated string into the keep arena; "" for an empty slice. */
 static enum sn_status keep_str(struct eng *e, struct sn_slice s, const char **out)
 {
