@@ -475,4 +475,19 @@ for n in 4 6 8; do
 		fi
 	fi
 done
+
+# 8. the host pairs met in the first chunk are dealt out in turn, whatever their addresses hash
+# to (the thread reading that chunk deals them while the others read theirs): c2500's 100 host
+# pairs, 2,675 records each, all in its first chunk, give the threads 50 pairs each at
+# --cores 2, 34, 33 and 33 at 3, and 25 each at 4; by hash alone (bucket % n) c5k's split
+# 256,800/278,200 at 2
+for n in 2 3 4; do
+	SIPNAB_TIMING=1 "$SIPNAB_BIN" -N -I "$TMPD/c2500.pcap" --report=json --cores $n \
+		>/dev/null 2>"$TMPD/d$n.err"
+	expect_eq "--cores $n: records per thread" \
+		"$(sed -n 's/^sipnab: timing: thread [0-9]*: [0-9.]* s cpu, \([0-9]*\) records, .*/\1/p' \
+			"$TMPD/d$n.err" | sort -n | tr '\n' ' ')" \
+		"$(case $n in 2) echo "133750 133750 " ;; 3) echo "88275 88275 90950 " ;;
+			4) echo "66875 66875 66875 66875 " ;; esac)"
+done
 finish

@@ -80,7 +80,6 @@
 #define SPLIT_BUF_BYTES (16u << 20)
 #define SPLIT_BUCKETS 65536u     /* host-pair buckets, dealt out to the threads */
 #define SPLIT_UNOWNED 0xffffu
-#define SPLIT_DEAL_BYTES (2u << 20) /* buckets dealt from this much of the file's start */
 /* The record lists' shared block (struct split, list_mem) at most: sets past it start their
  * lists empty. The block's size grows with the square of the thread count (the sets with n,
  * each set's lists with n): uncapped, 99 MiB at 128 threads, where the lists it replaces
@@ -191,15 +190,24 @@ struct split {
 	struct sn_diag err;
 	struct eng **engines;
 	/*
-	 * bucket -> thread. The buckets met in the first SPLIT_DEAL_BYTES of the file are dealt
-	 * round-robin in the order they first appear there (eng_split_run(), before any thread
-	 * starts); any other bucket goes to bucket % n. The main host pairs of a capture are
-	 * usually there, and are then shared out evenly whatever their addresses hash to: c5k's
-	 * 100 host pairs split 267,500/267,500 records at 2 cores, where bucket % n alone gave
-	 * 256,800/278,200. The assignment is read-only while the threads run and depends only
-	 * on the file and n, so -l and -R (which bound each worker) behave the same every run.
+	 * bucket -> thread. The buckets met in the first chunk are dealt round-robin in the
+	 * order they first appear there, by the thread that reads it (scan()); any other bucket
+	 * goes to bucket % n. The main host pairs of a capture are usually there, and are then
+	 * shared out evenly whatever their addresses hash to: c5k's 100 host pairs split
+	 * 267,500/267,500 records at 2 cores, where bucket % n alone gave 256,800/278,200. The
+	 * assignment depends only on the file, n and the chunk size, so -l and -R (which bound
+	 * each worker) behave the same every run. No record of a later chunk is sorted before
+	 * the deal is done (dealt; wait_dealt()), and the table is read-only after it.
+	 *
+	 * The deal was a pass of its own over the file's first 2 MiB before the threads started,
+	 * with the other CPU idle: 0.8-1.4 ms of most runs of c5k at --cores 2 (plain build), up to
+	 * 5 ms, mostly the first writes to the table's huge page and the buffer's (0.17-4.4 ms
+	 * each), and then the first chunk was read again. Now the other threads read their first
+	 * chunks meanwhile.
 	 */
 	uint16_t *owner; /* SPLIT_BUCKETS entries, at the start of block */
+	uint32_t ndealt; /* buckets dealt so far (the first chunk's reader only) */
+	atomic_bool dealt; /* the deal is done (set under lock, with a broadcast) */
 	/* first capacity of a record list: a thread's share of a chunk of 128-byte records, so
 	 * a list that is used is sized once (the lists are reused chunk after chunk; growing
 	 * them by doubling copied them and faulted them in again) and one never used costs
@@ -265,26 +273,40 @@ static void fill(struct split *sp, struct cap_cursor *c, uint8_t **buf, size_t l
 	(void)cap_cursor_fill(c, *buf, lo, SN_MIN(hi + SPLIT_TAIL, sp->end) - lo);
 }
 
-/* Deal the buckets of the first SPLIT_DEAL_BYTES round-robin (see struct split), read into
- * *@p buf (then the first spare buffer: the first chunk's bytes). */
-static void deal_buckets(struct split *sp, uint8_t **buf)
+/* Wait until the buckets are dealt (no lock held). */
+static void wait_dealt(struct split *sp)
 {
-	struct cap_cursor *c = cap_cursor_new(sp->tmpl);
-	size_t hi = sp->end - sp->first > SPLIT_DEAL_BYTES ? sp->first + SPLIT_DEAL_BYTES : sp->end;
+	if (atomic_load_explicit(&sp->dealt, memory_order_acquire)) {
+		return;
+	}
+	pthread_mutex_lock(&sp->lock);
+	while (!atomic_load_explicit(&sp->dealt, memory_order_relaxed)) {
+		sn_pool_wait(&sp->cond, &sp->lock);
+	}
+	pthread_mutex_unlock(&sp->lock);
+}
+
+/* Read the first chunk's records into its lists, dealing the buckets met (see struct split),
+ * and say that the deal is done. */
+static enum sn_status scan_dealing(struct split *sp, struct slot *s)
+{
 	struct cap_record rec;
-	uint32_t dealt = 0;
+	enum sn_status st;
 
 	memset(sp->owner, 0xff, SPLIT_BUCKETS * sizeof(*sp->owner));
-	fill(sp, c, buf, sp->first, SN_MIN(hi, sp->first + sp->chunk));
-	cap_cursor_seek(c, sp->first, hi, false);
-	while (cap_cursor_next(c, &rec) == SN_OK) {
+	while ((st = cap_cursor_next(s->cur, &rec)) == SN_OK) {
 		uint32_t b = cap_record_host_hash(&rec) % SPLIT_BUCKETS;
 
 		if (sp->owner[b] == SPLIT_UNOWNED) {
-			sp->owner[b] = (uint16_t)(dealt++ % sp->n);
+			sp->owner[b] = (uint16_t)(sp->ndealt++ % sp->n);
 		}
+		list_push(&s->lists[sp->owner[b]], &rec, sp->list_cap);
 	}
-	cap_cursor_free(c);
+	pthread_mutex_lock(&sp->lock);
+	atomic_store_explicit(&sp->dealt, true, memory_order_release);
+	pthread_cond_broadcast(&sp->cond);
+	pthread_mutex_unlock(&sp->lock);
+	return st;
 }
 
 /* Read chunk s->chunk into its lists (no lock held; the slot is this thread's). */
@@ -312,6 +334,9 @@ static void scan(struct split *sp, struct slot *s)
 		s->found = true;
 		s->start = sp->first;
 		cap_cursor_seek(s->cur, s->start, hi, false);
+		s->st = scan_dealing(sp, s);
+		s->end = cap_cursor_pos(s->cur);
+		return;
 	} else {
 		s->found = cap_cursor_resync(s->cur, lo, hi, &s->start) == SN_OK;
 		if (!s->found) {
@@ -321,6 +346,7 @@ static void scan(struct split *sp, struct slot *s)
 		}
 		cap_cursor_seek(s->cur, s->start, hi, true);
 	}
+	wait_dealt(sp);
 	while ((st = cap_cursor_next(s->cur, &rec)) == SN_OK) {
 		list_push(&s->lists[owner_of(sp, cap_record_host_hash(&rec) % SPLIT_BUCKETS)],
 			  &rec, sp->list_cap);
@@ -402,6 +428,11 @@ static void recycle(struct split *sp, size_t *lo, size_t *hi)
 		}
 		s->buf = NULL;
 		sp->released++;
+	}
+	if (!sp->mapped) {
+		/* read with pread(): the threads never touched the mapping, and giving back
+		 * what was never mapped in was a madvise() a chunk (56 of c5k's 163 at --cores 2) */
+		return;
 	}
 	if (done < sp->end) {
 		done = cap_reader_release_floor(sp->rd, done);
@@ -581,7 +612,7 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	/*
 	 * The bucket table (128 KiB) and the lists in one block, of whole huge pages where huge
 	 * pages are small (sn_huge_round()): the table had a block of its own, and filling
-	 * it (deal_buckets(), before any thread starts) faulted in 32 fresh 4 KiB pages, 0.4-0.5
+	 * it (the deal, then before any thread started) faulted in 32 fresh 4 KiB pages, 0.4-0.5
 	 * ms of every run at two cores on the development VM, where a whole 2 MiB page costs
 	 * 0.13-0.6 ms and the lists use the rest of it. The deal took 0.20-0.47 ms instead of
 	 * 0.46-1.2 on the 2,000-call sweep capture, 0.24-0.44 instead of 0.57-0.82 on 10 calls.
@@ -592,9 +623,7 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	sp.owner = sp.block;
 	sp.list_mem = (struct cap_record *)((char *)sp.block + owner_bytes);
 	sp.spare_bufs = sn_xcalloc(sp.nslots + 1, sizeof(*sp.spare_bufs));
-	deal_buckets(&sp, &sp.spare_bufs[0]);
-	sp.nspare_bufs = 1;
-	sp.bufs_made = 1;
+	atomic_init(&sp.dealt, false);
 	sp.slots = sn_xcalloc(sp.nslots, sizeof(*sp.slots));
 	for (uint32_t i = 0; i < sp.nslots; i++) {
 		sp.slots[i].cur = cap_cursor_new(sp.tmpl);
