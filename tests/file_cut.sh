@@ -69,7 +69,7 @@ for run in 1 2 1m 2m 1n 2n; do
 	(ulimit -n "$fds" && exec "$SIPNAB_BIN" -N -I "$TMPD/full.pcap" "${more[@]}" --cores "$cores" \
 		--report=json >/dev/null 2>&1)
 	ms=$((($(date +%s%N) - t0) / 1000000))
-	for pct in 5 10 20 30 45 60; do
+	for pct in 5 10 20 30 45 60 75 90; do
 		d=$(awk -v ms="$ms" -v p="$pct" 'BEGIN { printf "%.3f", ms * p / 100000 }')
 		run_cut "$cores" "$d" "${more[@]}"
 		what="--cores $cores${more:+, merged with a second file}, $fds descriptors, cut after $d s of a ${ms} ms run"
