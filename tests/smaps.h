@@ -1,7 +1,8 @@
 /*
- * smaps.h - test helper shared by check_sn_xalloc.c and check_sn_arena.c: the kernel's huge
- * page size, and whether the mapping that holds an address was advised huge (MADV_HUGEPAGE:
- * VmFlags "hg" in /proc/self/smaps), with the mapping's bounds. Included by test programs
+ * smaps.h - test helper shared by check_sn_xalloc.c, check_sn_arena.c and check_eng_run.c:
+ * the kernel's huge page size, and whether the mapping that holds an address was advised huge
+ * (MADV_HUGEPAGE: VmFlags "hg" in /proc/self/smaps), with the mapping's bounds and how much
+ * of it is resident. Included by test programs
  * only (they use Check's assertions).
  */
 #ifndef SIPNAB_TESTS_SMAPS_H
@@ -32,10 +33,11 @@ static inline size_t huge_size(void)
 }
 
 /*
- * The mapping holding address @p a: its bounds into *lo and *hi, and whether it was advised
- * huge (VmFlags "hg" in smaps).
+ * The mapping holding address @p a: its bounds into *lo and *hi, its resident kilobytes into
+ * *rss_kb (Rss in smaps; may be NULL), and whether it was advised huge (VmFlags "hg").
  */
-static inline bool mapping_of(const void *a, uintptr_t *lo, uintptr_t *hi)
+static inline bool mapping_scan(const void *a, uintptr_t *lo, uintptr_t *hi,
+				unsigned long long *rss_kb)
 {
 	FILE *f = fopen("/proc/self/smaps", "r");
 	char *line = NULL;
@@ -44,7 +46,7 @@ static inline bool mapping_of(const void *a, uintptr_t *lo, uintptr_t *hi)
 
 	ck_assert_ptr_nonnull(f);
 	while (getline(&line, &cap, f) > 0) {
-		unsigned long long l, h;
+		unsigned long long l, h, kb;
 		int end = 0;
 
 		/* a mapping's first line: "start-end perms ..."; its fields follow, VmFlags last */
@@ -54,6 +56,8 @@ static inline bool mapping_of(const void *a, uintptr_t *lo, uintptr_t *hi)
 				*lo = (uintptr_t)l;
 				*hi = (uintptr_t)h;
 			}
+		} else if (inside && rss_kb && sscanf(line, "Rss: %llu kB", &kb) == 1) {
+			*rss_kb = kb;
 		} else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
 			found = true;
 			hg = strstr(line, " hg") != NULL;
@@ -64,6 +68,23 @@ static inline bool mapping_of(const void *a, uintptr_t *lo, uintptr_t *hi)
 	fclose(f);
 	ck_assert_msg(found, "no mapping holds %p", a);
 	return hg;
+}
+
+/* The mapping holding address @p a: its bounds into *lo and *hi; whether it was advised huge. */
+static inline bool mapping_of(const void *a, uintptr_t *lo, uintptr_t *hi)
+{
+	return mapping_scan(a, lo, hi, NULL);
+}
+
+/* Resident kilobytes of the mapping holding address @p a. */
+static inline unsigned long long mapping_rss_kb(const void *a)
+{
+	uintptr_t lo, hi;
+	unsigned long long kb = ~0ull;
+
+	(void)mapping_scan(a, &lo, &hi, &kb);
+	ck_assert_msg(kb != ~0ull, "no Rss for the mapping of %p", a);
+	return kb;
 }
 
 static inline bool advised_huge(const void *a)
