@@ -206,7 +206,6 @@ struct split {
 	 * chunks meanwhile.
 	 */
 	uint16_t *owner; /* SPLIT_BUCKETS entries, at the start of block */
-	uint32_t ndealt; /* buckets dealt so far (the first chunk's reader only) */
 	atomic_bool dealt; /* the deal is done (set under lock, with a broadcast) */
 	/* first capacity of a record list: a thread's share of a chunk of 128-byte records, so
 	 * a list that is used is sized once (the lists are reused chunk after chunk; growing
@@ -292,13 +291,14 @@ static enum sn_status scan_dealing(struct split *sp, struct slot *s)
 {
 	struct cap_record rec;
 	enum sn_status st;
+	uint32_t dealt = 0;
 
 	memset(sp->owner, 0xff, SPLIT_BUCKETS * sizeof(*sp->owner));
 	while ((st = cap_cursor_next(s->cur, &rec)) == SN_OK) {
 		uint32_t b = cap_record_host_hash(&rec) % SPLIT_BUCKETS;
 
 		if (sp->owner[b] == SPLIT_UNOWNED) {
-			sp->owner[b] = (uint16_t)(sp->ndealt++ % sp->n);
+			sp->owner[b] = (uint16_t)(dealt++ % sp->n);
 		}
 		list_push(&s->lists[sp->owner[b]], &rec, sp->list_cap);
 	}
