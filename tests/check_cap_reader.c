@@ -2966,6 +2966,66 @@ START_TEST(test_cap_reader_mapped_only_for_an_uncompressed_file)
 }
 END_TEST
 
+/*
+ * A read lease holds a mapped file still for --cores 2 and up (eng_split.c): it is had only
+ * while nobody has the file open for writing, and a process that then cuts the file waits,
+ * which cap_reader_lease_wanted() tells, until cap_reader_unlease(), so the mapping's pages
+ * stay readable meanwhile. The holder gets no signal of it (SIGIO would end it). A reader
+ * that is not a mapped file's (gzip, windows) has none.
+ */
+START_TEST(test_cap_reader_lease_holds_the_file_until_let_go)
+{
+	static struct tbuf t;
+	struct cap_reader *r;
+	struct cap_record rec;
+	struct stat st;
+	const char *path;
+	int wfd, status = -1, waited;
+	pid_t pid;
+
+	memset(&t, 0, sizeof(t));
+	pcap_many(&t, 60);
+	path = tmp_write(t.b, t.n);
+	r = open_ok(path);
+	wfd = open(path, O_WRONLY);
+	ck_assert_int_ge(wfd, 0);
+	ck_assert(!cap_reader_lease(r)); /* open for writing */
+	close(wfd);
+	ck_assert(cap_reader_lease(r));
+	ck_assert(!cap_reader_lease_wanted(r));
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		_exit(truncate(path, 100) == 0 ? 0 : 1);
+	}
+	for (waited = 0; waited < 5000 && !cap_reader_lease_wanted(r); waited++) {
+		usleep(1000);
+	}
+	ck_assert_msg(cap_reader_lease_wanted(r), "the cut never waited for the lease");
+	usleep(20000);
+	ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0); /* still waiting */
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq((size_t)st.st_size, t.n);
+	for (int i = 0; i < 60; i++) {
+		ck_assert_int_eq(cap_reader_next(r, &rec), SN_OK); /* the mapping, whole */
+	}
+	cap_reader_unlease(r);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 100);
+	cap_reader_free(r);
+
+	r = open_ok(tmp_write_gz(t.b, t.n, 1));
+	ck_assert(!cap_reader_lease(r));
+	cap_reader_free(r);
+	r = open_ok(tmp_write(t.b, t.n));
+	ck_assert(cap_reader_read_windowed(r, 0));
+	ck_assert(!cap_reader_lease(r));
+	cap_reader_free(r);
+}
+END_TEST
+
 START_TEST(test_cap_cursor_resync_finds_every_record_boundary_of_an_ordinary_file)
 {
 	struct tbuf t = {.be = false};
@@ -3531,6 +3591,7 @@ static Suite *cap_reader_suite(void)
 	CAP_TCASE("cursor");
 	tcase_add_test(tc, test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges);
 	tcase_add_test(tc, test_cap_reader_mapped_only_for_an_uncompressed_file);
+	tcase_add_test(tc, test_cap_reader_lease_holds_the_file_until_let_go);
 	tcase_add_test(tc, test_cap_cursor_ranges_chained_by_position_give_the_reader_records);
 	tcase_add_test(tc, test_cap_cursor_resync_finds_every_record_boundary_of_an_ordinary_file);
 	tcase_add_test(

@@ -9,9 +9,11 @@
 # second big-endian section, SPBs, nanosecond timestamps, an SPB after a packet-less chunk);
 # cut and corrupt pcap and pcapng files (the packets before the damage); the public captures;
 # and the memory of many threads (the chunks shrink so that the bytes in flight stay bounded).
-# The threads copy the chunks into buffers of their own (pread), reading a record that
-# reaches past a buffer through the mapping; SIPNAB_MAPPED=1 (the "2m" runs) reads through the
-# mapping only, as before. --cores 1 reads the file in windows of its own.
+# The threads read the chunks through the file's mapping under its read lease (the "2" and "3"
+# runs; tests/split_lease.sh), or copy them into buffers of their own with pread() when there
+# is no lease (SIPNAB_MAPPED=0, the "2p" runs), reading a record that reaches past a buffer into
+# one of its own; SIPNAB_MAPPED=1 (the "2m" runs) reads through the mapping with no lease and
+# larger chunks. --cores 1 reads the file in windows of its own.
 # SIPNAB_SPLIT_CHUNK=BYTES makes the chunks small; with SIPNAB_TIMING=1 the chunked path prints
 # "K chunks of B bytes, R read again", which every run must show (no silent fallback).
 . "$(dirname "$0")/lib.sh"
@@ -254,11 +256,12 @@ meta.close()
 PY
 . "$TMPD/meta.sh"
 
-# timing_fields sipnab: timing: K chunks of B bytes, R read again
+# timing_fields sipnab: timing: K chunks of B bytes, R read again, M through the mapping
 timing_fields() {
 	chunks=$3
 	bytes=$6
 	reread=$8
+	mapped=${11}
 }
 
 # same_as_one_core FILE CHUNK...: --cores 2 and 3, with SIPNAB_SPLIT_CHUNK set to each CHUNK
@@ -278,15 +281,17 @@ same_as_one_core() {
 		if [ "$k" != default ]; then
 			chunk_env="SIPNAB_SPLIT_CHUNK=$k"
 		fi
-		# 2m: --cores 2 reading through the mapping instead of into buffers
-		for n in 2 3 2m; do
+		# 2m: --cores 2 reading through the mapping with no lease; 2p: into buffers
+		for n in 2 3 2m 2p; do
 			mapped_env=
 			if [ "$n" = 2m ]; then
 				mapped_env=SIPNAB_MAPPED=1
+			elif [ "$n" = 2p ]; then
+				mapped_env=SIPNAB_MAPPED=0
 			fi
 			what="$name --cores $n, chunk $k"
 			env $chunk_env $mapped_env SIPNAB_TIMING=1 "$SIPNAB_BIN" -N -I "$f" \
-				--report=json --cores ${n%m} >"$TMPD/cn.json" 2>"$TMPD/cn.err"
+				--report=json --cores ${n%[mp]} >"$TMPD/cn.json" 2>"$TMPD/cn.err"
 			rc=$?
 			checks=$((checks + 1))
 			line=$(grep "^sipnab: timing: .* chunks of .* read again" "$TMPD/cn.err")
@@ -299,6 +304,9 @@ same_as_one_core() {
 			echo "$k $n $chunks $reread" >>"$TMPD/rr.$name"
 			if [ "$k" != default ] && [ "$bytes" != "$k" ]; then
 				fail "$what: chunks of $bytes bytes"
+			elif { [ "$n" = 2p ] && [ "$mapped" != 0 ]; } ||
+				{ [ "$n" = 2m ] && [ "$mapped" = 0 ]; }; then
+				fail "$what: $mapped of $chunks chunks through the mapping"
 			elif [ "$rc" != "$rc1" ]; then
 				fail "$what: exit status $rc, --cores 1 gave $rc1"
 			elif ! cmp -s "$TMPD/c1.warn" "$TMPD/cn.warn"; then

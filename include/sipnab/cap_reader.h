@@ -293,6 +293,25 @@ size_t cap_reader_mapped_length(const struct cap_reader *r);
  */
 void cap_reader_advise(const struct cap_reader *r, size_t off, size_t len, bool need);
 /**
+ * Hold a mapped file still while its mapping is read: a read lease (fcntl F_SETLEASE). While
+ * it is held, another process that opens the file for writing or truncates it waits until
+ * cap_reader_unlease() (at most /proc/sys/fs/lease-break-time seconds, 45 by default), so the
+ * mapping's pages cannot be lost under the reader (a mapped page past a file's new end kills
+ * the process that reads it: SIGBUS). A reader that holds it polls
+ * cap_reader_lease_wanted() and, once another process waits, stops reading the mapping and
+ * lets go. No signal comes of it (the descriptor's owner is cleared).
+ * @return true when held; false where there is none to be had: a file open for writing
+ *         anywhere, one the caller does not own (without CAP_LEASE), a file system without
+ *         leases, a file already shorter than its mapping, or any input that is not one mapped
+ *         file with its descriptor. Then the mapping must not be read.
+ */
+bool cap_reader_lease(const struct cap_reader *r);
+/** Whether another process waits for the lease of cap_reader_lease() to go (cheap: one
+ *  fcntl()). */
+bool cap_reader_lease_wanted(const struct cap_reader *r);
+/** Let the lease of cap_reader_lease() go (the file's descriptor stays open). */
+void cap_reader_unlease(const struct cap_reader *r);
+/**
  * Where a give-back that should end at @p off ends instead: @p off rounded down to a whole
  * 2 MiB block of a file mapping (the kernel maps a cached 2 MiB folio with one huge-page
  * entry, and giving back part of one first splits it into 512), to a page otherwise. A

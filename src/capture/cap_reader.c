@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -3212,6 +3213,39 @@ size_t cap_reader_release_floor(const struct cap_reader *r, size_t off)
 	/* gzip input gives back its inflated (anonymous) buffer, in huge pages as well */
 	return off & ~((cap_reader_mapped(r) || r->gz ? (size_t)CAP_GIVE_BLOCK : sn_page_size()) -
 		       1);
+}
+
+bool cap_reader_lease(const struct cap_reader *r)
+{
+	struct stat st;
+
+	if (!cap_reader_mapped(r) || r->fd < 0 || r->windowed) {
+		return false;
+	}
+	/* a lease's break is signalled to the descriptor's owner, which the lease makes this
+	 * process, with SIGIO, whose default action ends it: the signal is SIGURG instead
+	 * (ignored unless handled) until the owner is cleared, after which none is sent */
+	if (fcntl(r->fd, F_SETSIG, SIGURG) != 0 || fcntl(r->fd, F_SETLEASE, F_RDLCK) != 0) {
+		return false;
+	}
+	(void)fcntl(r->fd, F_SETOWN, 0);
+	/* cut before the lease: its lost pages would be read */
+	if (fstat(r->fd, &st) != 0 || st.st_size < 0 || (size_t)st.st_size < r->map_len) {
+		cap_reader_unlease(r);
+		return false;
+	}
+	return true;
+}
+
+bool cap_reader_lease_wanted(const struct cap_reader *r)
+{
+	/* F_UNLCK while a break is pending (or when none is held) */
+	return fcntl(r->fd, F_GETLEASE) != F_RDLCK;
+}
+
+void cap_reader_unlease(const struct cap_reader *r)
+{
+	(void)fcntl(r->fd, F_SETLEASE, F_UNLCK);
 }
 
 void cap_reader_advise(const struct cap_reader *r, size_t off, size_t len, bool need)

@@ -24,8 +24,9 @@
  *
  * Environment (benchmarks and tests): SIPNAB_TIMING=1 prints the phases (sn_phase_end()); SIPNAB_NO_SPLIT=1
  * uses the single reader for a mapped file too; SIPNAB_MAPPED=1 reads a file through its
- * mapping instead of copying it into buffers (for comparison; one input: merged files are
- * never mapped); SIPNAB_FORCE_SPLIT=1 uses eng_split.c even
+ * mapping instead of copying it into buffers, with no lease (for comparison; one input: merged
+ * files are never mapped), SIPNAB_MAPPED=0 never reads the mapping (eng_env_map());
+ * SIPNAB_FORCE_SPLIT=1 uses eng_split.c even
  * with one core.
  *
  * Hand-off: per worker an sn_queue (lock-free single-producer single-consumer ring) of full
@@ -426,7 +427,7 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *run
 	if (n == 1 && (!getenv("SIPNAB_FORCE_SPLIT") || !cap_merge_single(m))) {
 		/* one file is read in windows of the reader's own (cap_reader_read_windowed();
 		 * SIPNAB_MAPPED=1 reads it through its mapping, for comparison) */
-		if (!getenv("SIPNAB_MAPPED") && cap_merge_read_windowed(m)) {
+		if (eng_env_map() != ENG_MAP_ALWAYS && cap_merge_read_windowed(m)) {
 			with_reserve.eng.input_map = cap_reader_map(cap_merge_reader(m, 0));
 		}
 		return run_single(m, &cfg->eng, on_error, user);
@@ -435,8 +436,9 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *run
 	 * engines are set up */
 	sn_pool_start(n);
 	if (cap_merge_single(m) && !getenv("SIPNAB_NO_SPLIT")) {
-		/* one mapped file: every thread reads chunks of it (eng_split.c), copied into
-		 * buffers of its own: messages are referred to in the mapping */
+		/* one mapped file: every thread reads chunks of it (eng_split.c), through the
+		 * mapping under a read lease, else copied into buffers of its own: messages are
+		 * referred to in the mapping */
 		with_reserve.eng.input_map = cap_reader_map(cap_merge_single(m));
 		engines = sn_xcalloc(n, sizeof(*engines));
 		for (uint32_t i = 0; i < n; i++) {

@@ -4,10 +4,11 @@
  *
  * The file is cut into chunks of 2 MiB less 64 KiB (smaller past six threads at once, and
  * through the mapping: SPLIT_BUF_BYTES).
- * Any thread may read ("scan") any chunk: it copies the chunk's bytes and SPLIT_TAIL past
- * them into a buffer with pread() (fill(); a record reaching past the buffer is read into one
- * of the cursor's own: cap_cursor_fill(); SIPNAB_MAPPED=1 prefaults the chunk's pages of the
- * mapping instead), finds the chunk's first record by resynchronisation (cap_cursor_resync()),
+ * Any thread may read ("scan") any chunk: under the file's read lease (cap_reader_lease(),
+ * struct split) it prefaults the chunk's pages of the mapping and reads them there; without
+ * one it copies the chunk's bytes and SPLIT_TAIL past them into a buffer with pread() (fill();
+ * a record reaching past the buffer is read into one of the cursor's own: cap_cursor_fill()).
+ * It finds the chunk's first record by resynchronisation (cap_cursor_resync()),
  * reads the records that start inside the chunk and sorts them by the host pair of their
  * outermost IP addresses into one list per thread. Thread i then analyses
  * list i of every chunk, chunk after chunk, with its own engine: every host pair reaches one
@@ -22,17 +23,19 @@
  * that ends in an error (truncated or corrupt record) ends the input there, as it would for a
  * sequential reader; so does a file cut while it is read (a capture rotated under sipnab):
  * the chunk that reads short ends at the cut record, and the mapping, whose lost pages would
- * kill the process (SIGBUS), is not read.
+ * kill the process (SIGBUS), is not read: the cut waits for the lease to go, and the chunks
+ * claimed from then on are read with pread().
  *
  * Hand-off: a chunk's lists are written by the thread that scanned it and published by the
  * verified-chunk counter (release store); a thread analyses chunk c without a lock once it
  * reads verified > c (acquire load), and counts the chunk done with an atomic decrement.
  * The lock is taken a few times per chunk (claiming a chunk to scan, verifying,
  * recycling the slots, sleeping when there is nothing to do), never per packet. At most
- * n + 2 chunks are in flight, for n no more than the CPUs (one per buffer; nslots read through
- * the mapping); a chunk's buffer is used again, and its pages of the mapping (SIPNAB_MAPPED)
- * are given back to the kernel (cap_reader_advise(), in whole 2 MiB blocks: recycle()), once
- * every thread has analysed it, so resident memory stays bounded however large the file.
+ * n + 2 chunks are in flight, for n no more than the CPUs (one per buffer, or as many read
+ * through the mapping; nslots with SIPNAB_MAPPED=1); a chunk's buffer is used again, and its
+ * pages of the mapping are given back to the kernel (cap_reader_advise(), in whole 2 MiB
+ * blocks: recycle()), once every thread has analysed it, so resident memory stays bounded
+ * however large the file.
  */
 #include "config.h"
 
@@ -119,6 +122,7 @@ struct slot {
 	struct cap_cursor *cur; /* the read's cursor (its state at the end); owned */
 	struct rec_list *lists; /* one per thread, while the slot is in use; owned */
 	uint8_t *buf;           /* the chunk's bytes (fill()), while the slot is in use; owned */
+	bool mapped;            /* read through the mapping instead (fill()) */
 	atomic_uint pending;    /* threads still to analyse it */
 };
 
@@ -159,7 +163,32 @@ struct split {
 	 * capture (31 rounds), 0.982 on 8,000 calls, 1.012 on c5k, 0.991 on 20,000 calls
 	 * (bench/ab.sh, paired). */
 	uint32_t bufs_made, bufs_max;
-	bool mapped; /* SIPNAB_MAPPED=1: read through the mapping instead (prefaulted) */
+	/*
+	 * Chunks claimed now are read through the mapping (prefaulted) instead of copied into
+	 * buffers: under the file's read lease, or always with SIPNAB_MAPPED=1 (eng_env_map()).
+	 * The copy was the largest cost of reading at two cores: the kernel's _copy_to_iter took
+	 * 1,027 samples of eight c5k runs at one core and 2,150 at two (perf, 10 kHz), and the
+	 * buffers are fresh memory, four huge pages a run at two cores. Read through the
+	 * mapping under SIPNAB_MAPPED=1, c5k at --cores 2 took 0.834, 0.949, 0.949 and 0.975 of
+	 * the time (bench/ab.sh, 21-31 rounds), 0.872 on a capture just written (its page-cache
+	 * state as written), the 2,000-call sweep capture 0.950.
+	 *
+	 * A file cut under the reader loses the mapped pages past its new end, and reading one
+	 * kills the process (SIGBUS). Under the lease, whoever cuts the file (or opens it to
+	 * write) waits until sipnab lets go; a claim that finds someone waiting (lease_poll())
+	 * reads the chunks from then on with pread(), and the lease goes once no chunk read
+	 * through the mapping is in flight (map_live; lease_release()). Where there is no lease
+	 * to be had (the file is open for writing elsewhere, not the user's, on a file system
+	 * without leases), every chunk is read with pread().
+	 */
+	bool mapped;
+	bool bounded;      /* no more chunks in flight than bufs_max (all but SIPNAB_MAPPED=1) */
+	bool leased;       /* the lease is held */
+	bool map_used;     /* a chunk was read through the mapping: recycle() gives back */
+	uint32_t map_live; /* chunks in flight read through the mapping */
+	uint64_t map_chunks;  /* chunks read through the mapping (SIPNAB_TIMING prints it) */
+	bool wanted;          /* someone waited for the lease, */
+	uint64_t wanted_at;   /* when this many chunks were claimed */
 	/*
 	 * The lists' records: list_cap for each of the n lists of each of the list_sets sets, set k
 	 * taken when the k-th set is first made (claim()); a list that outgrows its part moves to
@@ -222,6 +251,16 @@ struct split_thread {
 	uint64_t records, scanned; /* for SIPNAB_TIMING */
 };
 
+enum eng_map eng_env_map(void)
+{
+	const char *v = getenv("SIPNAB_MAPPED");
+
+	if (!v) {
+		return ENG_MAP_LEASED;
+	}
+	return strcmp(v, "0") == 0 ? ENG_MAP_NEVER : ENG_MAP_ALWAYS;
+}
+
 static struct slot *slot_of(struct split *sp, uint64_t chunk)
 {
 	return &sp->slots[chunk % sp->nslots];
@@ -260,16 +299,16 @@ static uint32_t owner_of(const struct split *sp, uint32_t b)
  * folios after a capture tool wrote it or cat read it: see cap_reader_read_windowed()).
  */
 
-static void fill(struct split *sp, struct cap_cursor *c, uint8_t **buf, size_t lo, size_t hi)
+static void fill(struct split *sp, struct slot *s, size_t lo, size_t hi)
 {
-	if (sp->mapped) {
+	if (s->mapped) {
 		cap_reader_advise(sp->rd, lo, hi - lo, true);
 		return;
 	}
-	if (!*buf) {
-		*buf = sn_xmalloc_huge(sp->chunk + SPLIT_TAIL);
+	if (!s->buf) {
+		s->buf = sn_xmalloc_huge(sp->chunk + SPLIT_TAIL);
 	}
-	(void)cap_cursor_fill(c, *buf, lo, SN_MIN(hi + SPLIT_TAIL, sp->end) - lo);
+	(void)cap_cursor_fill(s->cur, s->buf, lo, SN_MIN(hi + SPLIT_TAIL, sp->end) - lo);
 }
 
 /* Wait until the buckets are dealt (no lock held). */
@@ -325,7 +364,7 @@ static void scan(struct split *sp, struct slot *s)
 		 * marked) */
 		cap_cursor_copy_state(s->cur, sp->tmpl);
 	}
-	fill(sp, s->cur, &s->buf, lo, hi);
+	fill(sp, s, lo, hi);
 	if (s->rescan) {
 		s->found = true;
 		s->start = s->rescan_from;
@@ -397,6 +436,39 @@ static void verify(struct split *sp)
 	}
 }
 
+/* Let the lease go once new chunks are read with pread() and no chunk read through the
+ * mapping is in flight (lock held). */
+static void lease_release(struct split *sp)
+{
+	if (sp->leased && !sp->mapped && sp->map_live == 0) {
+		cap_reader_unlease(sp->rd);
+		sp->leased = false;
+	}
+}
+
+/* Someone waits for the lease: read the chunks claimed from now on with pread() (lock held;
+ * see struct split). */
+static void lease_poll(struct split *sp)
+{
+	if (sp->leased && sp->mapped && cap_reader_lease_wanted(sp->rd)) {
+		sp->mapped = false;
+		sp->wanted = true;
+		sp->wanted_at = sp->next_scan;
+	}
+	lease_release(sp);
+}
+
+/* A buffer for slot @p s: a spare one, or one fill() makes (lock held). */
+static void take_buf(struct split *sp, struct slot *s)
+{
+	if (sp->nspare_bufs) {
+		s->buf = sp->spare_bufs[--sp->nspare_bufs];
+	} else {
+		s->buf = NULL;
+		sp->bufs_made++;
+	}
+}
+
 /*
  * Free the slots of the chunks every thread has analysed, in order, and say which part of
  * the mapping to give back: [*lo, *hi), empty when none (lock held).
@@ -427,9 +499,13 @@ static void recycle(struct split *sp, size_t *lo, size_t *hi)
 			sp->spare_bufs[sp->nspare_bufs++] = s->buf;
 		}
 		s->buf = NULL;
+		if (s->mapped) {
+			sp->map_live--;
+		}
 		sp->released++;
 	}
-	if (!sp->mapped) {
+	lease_release(sp);
+	if (!sp->map_used) {
 		/* read with pread(): the threads never touched the mapping, and giving back
 		 * what was never mapped in was a madvise() a chunk (56 of c5k's 163 at --cores 2) */
 		return;
@@ -451,9 +527,17 @@ static struct slot *claim(struct split *sp)
 	uint64_t last = atomic_load_explicit(&sp->last, memory_order_relaxed);
 	struct slot *s;
 
+	lease_poll(sp);
 	if (v < last && v < sp->next_scan) {
 		s = slot_of(sp, v);
 		if (s->state == SLOT_RESCAN) {
+			if (s->mapped && !sp->mapped) {
+				/* someone waits for the lease: read it again with pread() */
+				s->mapped = false;
+				sp->map_live--;
+				take_buf(sp, s);
+				lease_release(sp);
+			}
 			s->state = SLOT_SCANNING;
 			return s;
 		}
@@ -464,13 +548,21 @@ static struct slot *claim(struct split *sp)
 	if (!sp->mapped && !sp->nspare_bufs && sp->bufs_made >= sp->bufs_max) {
 		return NULL; /* every buffer is in use: wait for one (recycle()) */
 	}
+	if (sp->bounded && sp->next_scan - sp->released >= sp->bufs_max) {
+		/* as many chunks in flight through the mapping as there would be buffers: the
+		 * file's pages mapped in stay as bounded (2n + 2 of 2 MiB each peaked at 94.8 MiB
+		 * at 16 threads on two CPUs, 31.5 at two: tests/split_reader.sh) */
+		return NULL;
+	}
 	s = slot_of(sp, sp->next_scan);
-	if (sp->mapped) {
+	s->mapped = sp->mapped;
+	if (s->mapped) {
 		s->buf = NULL; /* unused (fill()) */
-	} else if (sp->nspare_bufs) {
-		s->buf = sp->spare_bufs[--sp->nspare_bufs];
+		sp->map_used = true;
+		sp->map_live++;
+		sp->map_chunks++;
 	} else {
-		sp->bufs_made++; /* fill() makes it */
+		take_buf(sp, s);
 	}
 	if (sp->nspare) {
 		s->lists = sp->spare[--sp->nspare];
@@ -576,6 +668,7 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 		   cap_merge_error_fn *on_error, void *user)
 {
 	struct split sp = {0};
+	enum eng_map map = eng_env_map();
 	struct split_thread *t;
 	uint64_t set_bytes;
 	size_t owner_bytes, block_bytes;
@@ -587,14 +680,19 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	}
 	sp.rd = rd;
 	sp.n = n;
-	sp.mapped = getenv("SIPNAB_MAPPED") != NULL;
+	sp.leased = map == ENG_MAP_LEASED && cap_reader_lease(rd);
+	sp.mapped = sp.leased || map == ENG_MAP_ALWAYS;
+	sp.bounded = map != ENG_MAP_ALWAYS;
 	sp.engines = engines;
 	sp.nslots = 2 * n + 2;
 	sp.bufs_max = SN_MIN(n, sn_pool_cpus()) + 2;
-	if (!sp.mapped && (size_t)sp.bufs_max * (SPLIT_CHUNK + SPLIT_TAIL) <= SPLIT_BUF_BYTES) {
+	/* the chunks are as large under the lease as without: the deal, and so what each thread
+	 * analyses (-l, -R), depends on the chunk size, never on whether there was a lease */
+	if (map != ENG_MAP_ALWAYS &&
+	    (size_t)sp.bufs_max * (SPLIT_CHUNK + SPLIT_TAIL) <= SPLIT_BUF_BYTES) {
 		sp.chunk = SPLIT_CHUNK;
 	} else {
-		sp.chunk = SN_MIN((size_t)(sp.mapped ? SPLIT_CHUNK_MAPPED : SPLIT_CHUNK),
+		sp.chunk = SN_MIN((size_t)(map == ENG_MAP_ALWAYS ? SPLIT_CHUNK_MAPPED : SPLIT_CHUNK),
 				  SN_MAX((size_t)SPLIT_CHUNK_MIN, (size_t)SPLIT_INFLIGHT / sp.nslots));
 	}
 	sp.chunk &= ~(size_t)0xffff; /* whole 64 KiB */
@@ -645,10 +743,19 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	 * each needs a thread, and a CPU, of its own */
 	unpinned = sn_pool_unpinned();
 	sn_pool_run_pinned(n, split_main, t);
+	if (sp.leased) {
+		cap_reader_unlease(rd);
+	}
 	if (getenv("SIPNAB_TIMING")) {
 		fprintf(stderr, "sipnab: timing: %llu chunks of %zu bytes, %llu read again, "
-			"threads unpinned %s\n", (unsigned long long)sp.chunks, sp.chunk,
-			(unsigned long long)sp.rescans, sn_pool_unpinned() > unpinned ? "yes" : "no");
+			"%llu through the mapping", (unsigned long long)sp.chunks, sp.chunk,
+			(unsigned long long)sp.rescans, (unsigned long long)sp.map_chunks);
+		if (sp.wanted) {
+			fprintf(stderr, " (the lease wanted at chunk %llu)",
+				(unsigned long long)sp.wanted_at);
+		}
+		fprintf(stderr, ", threads unpinned %s\n",
+			sn_pool_unpinned() > unpinned ? "yes" : "no");
 	}
 	if (sp.err_st != SN_OK && on_error) {
 		on_error(user, 0, sp.err_st, &sp.err);
