@@ -3026,6 +3026,94 @@ START_TEST(test_cap_reader_lease_holds_the_file_until_let_go)
 }
 END_TEST
 
+struct merge_err {
+	enum sn_status st;
+	struct sn_diag diag;
+};
+
+static void note_merge_err(void *user, uint32_t file_index, enum sn_status st,
+			   const struct sn_diag *diag)
+{
+	struct merge_err *e = user;
+
+	(void)file_index;
+	e->st = st;
+	e->diag = *diag;
+}
+
+/*
+ * One core's reading under the lease (eng_run.c): the only input is read through its mapping
+ * until a process that cuts the file waits for the lease; cap_merge_lease_yield() then reads
+ * on in windows and lets go, the cut goes through, and the reading ends at the record that
+ * was cut with every record before it, as a reader in windows does (and nothing reads the
+ * lost pages of the mapping: SIGBUS).
+ */
+START_TEST(test_cap_merge_lease_yields_to_a_cut_and_reads_on_in_windows)
+{
+	static struct tbuf t;
+	struct cap_record recs[8];
+	struct merge_err err = {SN_OK, {0}};
+	struct cap_reader *r;
+	struct cap_merge *m;
+	struct rec_log *log, *want;
+	const char *path;
+	size_t cut, i = 0;
+	uint32_t n;
+	int status = -1, waited;
+	pid_t pid;
+
+	memset(&t, 0, sizeof(t));
+	pcap_many(&t, 60);
+	log = log_sequential(tmp_write(t.b, t.n));
+	cut = log->rec[40].offset + 20;
+	free(log);
+	log = log_sequential(tmp_write(t.b, cut));
+	path = tmp_write(t.b, t.n);
+	r = open_ok(path);
+	m = cap_merge_new(&r, 1);
+	ck_assert(cap_merge_lease(m));
+	n = cap_merge_next_batch(m, recs, 5, note_merge_err, &err);
+	ck_assert_uint_eq(n, 5);
+	for (; i < n; i++) {
+		expect_log_rec(log, i, &recs[i]);
+		ck_assert(!recs[i].transient); /* in the mapping */
+	}
+	ck_assert(!cap_merge_lease_yield(m)); /* nobody waits */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		_exit(truncate(path, (off_t)cut) == 0 ? 0 : 1);
+	}
+	for (waited = 0; waited < 5000 && !cap_merge_lease_yield(m); waited++) {
+		usleep(1000);
+	}
+	ck_assert_msg(waited < 5000, "the cut never waited for the lease");
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	while ((n = cap_merge_next_batch(m, recs, 8, note_merge_err, &err)) > 0) {
+		for (uint32_t k = 0; k < n; k++) {
+			expect_log_rec(log, i++, &recs[k]);
+			ck_assert(recs[k].transient); /* in a window */
+		}
+	}
+	ck_assert_uint_eq(i, log->n);
+	ck_assert_int_eq(err.st, SN_ETRUNC);
+	want = log_cut_under(log, cut);
+	ck_assert_uint_eq(err.diag.offset, want->err.offset);
+	ck_assert_str_eq(err.diag.msg, want->err.msg);
+	free(want);
+	free(log);
+	cap_merge_free(m);
+
+	/* nothing to lease: several inputs, or one read already */
+	r = open_ok(tmp_write(t.b, t.n));
+	m = cap_merge_new(&r, 1);
+	ck_assert_uint_eq(cap_merge_next_batch(m, recs, 1, NULL, NULL), 1);
+	ck_assert(!cap_merge_lease(m));
+	cap_merge_free(m);
+}
+END_TEST
+
 START_TEST(test_cap_cursor_resync_finds_every_record_boundary_of_an_ordinary_file)
 {
 	struct tbuf t = {.be = false};
@@ -3592,6 +3680,7 @@ static Suite *cap_reader_suite(void)
 	tcase_add_test(tc, test_cap_reader_split_begin_refuses_what_cannot_be_read_in_ranges);
 	tcase_add_test(tc, test_cap_reader_mapped_only_for_an_uncompressed_file);
 	tcase_add_test(tc, test_cap_reader_lease_holds_the_file_until_let_go);
+	tcase_add_test(tc, test_cap_merge_lease_yields_to_a_cut_and_reads_on_in_windows);
 	tcase_add_test(tc, test_cap_cursor_ranges_chained_by_position_give_the_reader_records);
 	tcase_add_test(tc, test_cap_cursor_resync_finds_every_record_boundary_of_an_ordinary_file);
 	tcase_add_test(

@@ -44,9 +44,9 @@ run_cut() {
 		--report=json >"$TMPD/cut.json" 2>"$TMPD/cut.err") &
 	pid=$!
 	sleep "$delay"
-	# cut as a capture tool's open for writing does, one that waits: under the read lease
-	# of --cores 2 and up (tests/split_lease.sh) it waits until sipnab stops reading the
-	# file's mapping; truncate(1) opens without waiting (O_NONBLOCK) and would fail then
+	# cut as a capture tool's open for writing does, one that waits: under sipnab's read
+	# lease on a file (tests/read_lease.sh) it waits until sipnab stops reading the file's
+	# mapping; truncate(1) opens without waiting (O_NONBLOCK) and would fail then
 	dd if=/dev/null of="$TMPD/cut.pcap" bs=1 seek="$cut" status=none
 	wait "$pid"
 	rc=$?

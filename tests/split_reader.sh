@@ -10,7 +10,7 @@
 # cut and corrupt pcap and pcapng files (the packets before the damage); the public captures;
 # and the memory of many threads (the chunks shrink so that the bytes in flight stay bounded).
 # The threads read the chunks through the file's mapping under its read lease (the "2" and "3"
-# runs; tests/split_lease.sh), or copy them into buffers of their own with pread() when there
+# runs; tests/read_lease.sh), or copy them into buffers of their own with pread() when there
 # is no lease (SIPNAB_MAPPED=0, the "2p" runs), reading a record that reaches past a buffer into
 # one of its own; SIPNAB_MAPPED=1 (the "2m" runs) reads through the mapping with no lease and
 # larger chunks. --cores 1 reads the file in windows of its own.

@@ -361,6 +361,22 @@ uint32_t cap_merge_next_batch(struct cap_merge *m, struct cap_record *recs, uint
 			      cap_merge_error_fn *on_error, void *user);
 /** The only input when there is exactly one (for range reading), else NULL. */
 const struct cap_reader *cap_merge_single(const struct cap_merge *m);
+/**
+ * Read the only input through its mapping, held still by its read lease (cap_reader_lease())
+ * until cap_merge_lease_yield() or cap_merge_unlease() lets it go.
+ * @return true when there is one input, nothing has been read and the lease is held; false
+ *         otherwise (nothing changes)
+ */
+bool cap_merge_lease(struct cap_merge *m);
+/**
+ * Under cap_merge_lease(): when another process waits for the lease, read on from here in
+ * windows (cap_reader_read_windowed(); the records returned so far must be done with, as
+ * their pages of the mapping may go) and let the lease go.
+ * @return true when it did
+ */
+bool cap_merge_lease_yield(struct cap_merge *m);
+/** Let the lease of cap_merge_lease() go. */
+void cap_merge_unlease(struct cap_merge *m);
 /** cap_reader_set_release_lag() on every input. */
 void cap_merge_set_release_lag(struct cap_merge *m, size_t bytes);
 /**

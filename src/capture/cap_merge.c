@@ -291,6 +291,26 @@ const struct cap_reader *cap_merge_single(const struct cap_merge *m)
 	return m->count == 1 && !m->started ? m->readers[0] : NULL;
 }
 
+bool cap_merge_lease(struct cap_merge *m)
+{
+	return m->count == 1 && !m->started && m->readers[0] && cap_reader_lease(m->readers[0]);
+}
+
+bool cap_merge_lease_yield(struct cap_merge *m)
+{
+	if (!cap_reader_lease_wanted(m->readers[0])) {
+		return false;
+	}
+	(void)cap_reader_read_windowed(m->readers[0], 0);
+	cap_reader_unlease(m->readers[0]);
+	return true;
+}
+
+void cap_merge_unlease(struct cap_merge *m)
+{
+	cap_reader_unlease(m->readers[0]);
+}
+
 void cap_merge_set_release_lag(struct cap_merge *m, size_t bytes)
 {
 	for (size_t i = 0; i < m->count; i++) {
