@@ -1856,6 +1856,20 @@ static void read_across_cut(struct cap_reader *r, const char *path, size_t cut,
 	free(want);
 }
 
+/* 60 records into @p t, and *@p cut, a byte offset inside its 41st record: the log of @p t cut
+ * there (40 records, then the truncation). */
+static struct rec_log *log_cut_capture(struct tbuf *t, size_t *cut)
+{
+	struct rec_log *log;
+
+	memset(t, 0, sizeof(*t));
+	pcap_many(t, 60);
+	log = log_sequential(tmp_write(t->b, t->n));
+	*cut = log->rec[40].offset + 20;
+	free(log);
+	return log_sequential(tmp_write(t->b, *cut));
+}
+
 /* A file cut while it is read (a capture rotated under the reader): read through a mapping,
  * touching the lost pages would kill the process (SIGBUS); read in windows, it is a
  * truncation at the record that was cut, which says that the file shrank, and every record
@@ -1868,12 +1882,7 @@ START_TEST(test_cap_reader_read_in_windows_survives_a_file_cut_under_it)
 	const char *path;
 	size_t cut;
 
-	memset(&t, 0, sizeof(t));
-	pcap_many(&t, 60);
-	log = log_sequential(tmp_write(t.b, t.n));
-	cut = log->rec[40].offset + 20;
-	free(log);
-	log = log_sequential(tmp_write(t.b, cut));
+	log = log_cut_capture(&t, &cut);
 	ck_assert_int_eq(log->end, SN_ETRUNC);
 	ck_assert_uint_eq(log->n, 40);
 	path = tmp_write(t.b, t.n);
@@ -3062,12 +3071,7 @@ START_TEST(test_cap_merge_lease_yields_to_a_cut_and_reads_on_in_windows)
 	int status = -1, waited;
 	pid_t pid;
 
-	memset(&t, 0, sizeof(t));
-	pcap_many(&t, 60);
-	log = log_sequential(tmp_write(t.b, t.n));
-	cut = log->rec[40].offset + 20;
-	free(log);
-	log = log_sequential(tmp_write(t.b, cut));
+	log = log_cut_capture(&t, &cut);
 	path = tmp_write(t.b, t.n);
 	r = open_ok(path);
 	m = cap_merge_new(&r, 1);
