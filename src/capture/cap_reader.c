@@ -11,7 +11,9 @@
  * the header promises (until the next cap_reader_next()); callers must not rely on more than
  * the header says: gzip and pipes are streamed (records valid until given back), and a
  * mapped file can be read in windows instead (cap_reader_read_windowed(): valid until the
- * next call).
+ * next call). The engine reads a mapped file through its mapping only under the file's read
+ * lease (cap_reader_lease()), which holds it still (SIPNAB_MAPPED=1 aside): a file cut under a
+ * reader loses the mapped pages past its new end, and reading one kills the process (SIGBUS).
  *
  * Parsing then walks the range with a cursor (pos). Every length is checked against the
  * bytes left before it is used. The hot path does no allocation and no system call.

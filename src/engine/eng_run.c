@@ -1,8 +1,9 @@
 /*
  * eng_run.c - run the engine over a set of inputs on N cores and build the result.
  *
- * cores == 1: the calling thread reads and analyses every record itself (one file is read in
- * windows of the reader's own: cap_reader_read_windowed()).
+ * cores == 1: the calling thread reads and analyses every record itself (one file through its
+ * mapping under its read lease, cap_merge_lease(), else in windows of the reader's own:
+ * cap_reader_read_windowed()).
  * cores == N > 1 and one mapped input file: eng_split.c - every thread reads chunks of the
  * file and analyses one share of the host pairs (the reader is not one thread).
  * cores == N > 1 otherwise (several inputs merged by time, gzip, pipes): the calling thread
