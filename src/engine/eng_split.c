@@ -151,18 +151,18 @@ struct split {
 	 * a buffer used again is mapped and in the caches; a new one is a fresh huge page */
 	uint8_t **spare_bufs;
 	uint32_t nspare_bufs;
-	/* Buffers made so far, at most one per thread that can run at once and 2 more (n + 2,
-	 * with no more threads than CPUs): no chunk is claimed when none is spare and no more may
-	 * be made (claim()), so at most that many chunks are in flight (2n + 2 read through the
-	 * mapping). Every slot with a buffer of its own kept the high-water mark of them
-	 * resident: at 16 threads and under the sanitizers, peak RSS came 18-34 MiB above two
-	 * threads' (tests/split_reader.sh allowed 24). A chunk claimed past the buffers was read
-	 * through the mapping, 0-9 of a run's chunks at two cores
-	 * (26-259 chunks, the sweep captures and c5k): a file cut under the reader then killed
-	 * it (SIGBUS). Waiting for a buffer instead took 0.987 of the time on the 2,000-call
+	/* Chunks in flight, at most one per thread that can run at once and 2 more (n + 2, with no
+	 * more threads than CPUs; 2n + 2 with SIPNAB_MAPPED=1): no chunk is claimed past them
+	 * (claim()), so there are never more buffers than that, each one taken from the spare ones
+	 * or made when none is spare (take_buf()). Every slot with a buffer of its own kept the
+	 * high-water mark of them resident: at 16 threads and under the sanitizers, peak RSS came
+	 * 18-34 MiB above two threads' (tests/split_reader.sh allowed 24). A chunk claimed past
+	 * the buffers was read through the mapping, 0-9 of a run's chunks at two cores (26-259
+	 * chunks, the sweep captures and c5k): a file cut under the reader then killed it
+	 * (SIGBUS). Waiting for a buffer instead took 0.987 of the time on the 2,000-call
 	 * capture (31 rounds), 0.982 on 8,000 calls, 1.012 on c5k, 0.991 on 20,000 calls
 	 * (bench/ab.sh, paired). */
-	uint32_t bufs_made, bufs_max;
+	uint32_t bufs_max;
 	/*
 	 * Chunks claimed now are read through the mapping (prefaulted) instead of copied into
 	 * buffers: under the file's read lease, or always with SIPNAB_MAPPED=1 (eng_env_map()).
@@ -184,9 +184,9 @@ struct split {
 	bool mapped;
 	bool bounded;      /* no more chunks in flight than bufs_max (all but SIPNAB_MAPPED=1) */
 	bool leased;       /* the lease is held */
-	bool map_used;     /* a chunk was read through the mapping: recycle() gives back */
 	uint32_t map_live; /* chunks in flight read through the mapping */
-	uint64_t map_chunks;  /* chunks read through the mapping (SIPNAB_TIMING prints it) */
+	uint64_t map_chunks;  /* chunks read through the mapping (SIPNAB_TIMING prints it; when
+			       * any was, recycle() gives back) */
 	bool wanted;          /* someone waited for the lease, */
 	uint64_t wanted_at;   /* when this many chunks were claimed */
 	/*
@@ -461,12 +461,7 @@ static void lease_poll(struct split *sp)
 /* A buffer for slot @p s: a spare one, or one fill() makes (lock held). */
 static void take_buf(struct split *sp, struct slot *s)
 {
-	if (sp->nspare_bufs) {
-		s->buf = sp->spare_bufs[--sp->nspare_bufs];
-	} else {
-		s->buf = NULL;
-		sp->bufs_made++;
-	}
+	s->buf = sp->nspare_bufs ? sp->spare_bufs[--sp->nspare_bufs] : NULL;
 }
 
 /*
@@ -505,7 +500,7 @@ static void recycle(struct split *sp, size_t *lo, size_t *hi)
 		sp->released++;
 	}
 	lease_release(sp);
-	if (!sp->map_used) {
+	if (!sp->map_chunks) {
 		/* read with pread(): the threads never touched the mapping, and giving back
 		 * what was never mapped in was a madvise() a chunk (56 of c5k's 163 at --cores 2) */
 		return;
@@ -545,20 +540,17 @@ static struct slot *claim(struct split *sp)
 	if (sp->next_scan >= last || sp->next_scan >= sp->released + sp->nslots) {
 		return NULL;
 	}
-	if (!sp->mapped && !sp->nspare_bufs && sp->bufs_made >= sp->bufs_max) {
-		return NULL; /* every buffer is in use: wait for one (recycle()) */
-	}
 	if (sp->bounded && sp->next_scan - sp->released >= sp->bufs_max) {
-		/* as many chunks in flight through the mapping as there would be buffers: the
-		 * file's pages mapped in stay as bounded (2n + 2 of 2 MiB each peaked at 94.8 MiB
-		 * at 16 threads on two CPUs, 31.5 at two: tests/split_reader.sh) */
+		/* every buffer is in use, or as many chunks are in flight through the mapping as
+		 * there would be buffers: wait for one to be freed (recycle()). Read through the
+		 * mapping, the file's pages mapped in stay as bounded (2n + 2 of 2 MiB each peaked at
+		 * 94.8 MiB at 16 threads on two CPUs, 31.5 at two: tests/split_reader.sh) */
 		return NULL;
 	}
 	s = slot_of(sp, sp->next_scan);
 	s->mapped = sp->mapped;
 	if (s->mapped) {
 		s->buf = NULL; /* unused (fill()) */
-		sp->map_used = true;
 		sp->map_live++;
 		sp->map_chunks++;
 	} else {
