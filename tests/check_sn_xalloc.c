@@ -13,6 +13,9 @@
  * move it with mremap()), and for none in a smaller block: read back from the mappings and
  * their flags in /proc/self/smaps ("hg", tests/smaps.h). sn_huge_round() rounds a size up to
  * whole huge pages from its minimum on, where huge pages are at most 4 MiB.
+ * sn_mem_populate_ahead() faults an array filled entry by entry in ahead, in stretches as long
+ * as what is filled (within its minimum and maximum), that never reach past the huge page the
+ * entry about to be written ends in.
  */
 #include "config.h"
 
@@ -341,6 +344,60 @@ START_TEST(test_huge_round)
 }
 END_TEST
 
+/* An array of 216-byte entries (struct eng_msg's size) in a block of whole huge pages, filled
+ * entry by entry as the engine fills its messages: every entry is faulted in before it is
+ * written, by contiguous calls that start at it, as long as the rule says, cut at the end of
+ * the huge page the entry ends in. */
+START_TEST(test_populate_ahead_stops_at_huge_pages)
+{
+	const size_t size = 216;
+	size_t huge = sn_huge_page_size();
+	size_t bytes = huge && huge <= ((size_t)4 << 20) ? 3 * huge : (size_t)6 << 20;
+	unsigned char *a = sn_xmalloc_huge(bytes);
+	uint32_t cap = (uint32_t)(bytes / size), populated = 0;
+	size_t covered = 0;
+	unsigned calls = 0, cut = 0;
+
+	for (uint32_t count = 0; count < cap; count++) {
+		unsigned before = populate_calls;
+		size_t at = (size_t)count * size;
+
+		sn_mem_populate_ahead(a, size, count, cap, 64, 4096, &populated);
+		if (populate_calls != before) {
+			uint32_t whole = SN_MIN(cap, count + SN_MIN(SN_MAX(count, 64u), 4096u));
+			size_t end = at + populated_len;
+
+			calls++;
+			ck_assert_ptr_eq(populated_at, a + at);
+			ck_assert_uint_eq(at, covered); /* contiguous: nothing faulted in twice */
+			ck_assert_uint_eq(end, (size_t)populated * size);
+			ck_assert_uint_gt(populated, count);
+			if (huge && bytes == 3 * huge) {
+				size_t huge_end = (at + size + huge - 1) / huge * huge;
+
+				ck_assert_uint_le(end, huge_end);
+				if (populated != whole) {
+					/* cut: the entries that end in this huge page */
+					ck_assert_uint_eq(populated, huge_end / size);
+					cut++;
+				}
+			} else {
+				ck_assert_uint_eq(populated, whole);
+			}
+			covered = end;
+		}
+		ck_assert_uint_lt(count, populated);
+		memset(a + at, 1, size);
+	}
+	ck_assert_uint_eq(covered, (size_t)cap * size);
+	ck_assert_uint_gt(calls, 8);
+	if (huge && bytes == 3 * huge) {
+		ck_assert_uint_ge(cut, 2); /* at the ends of the first two huge pages */
+	}
+	free(a);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sn_xalloc");
@@ -359,6 +416,7 @@ int main(void)
 	tcase_add_test_raise_signal(tc, test_full_overflow_aborts, SIGABRT);
 	tcase_add_test(tc, test_big_blocks_advised_huge);
 	tcase_add_test(tc, test_huge_round);
+	tcase_add_test(tc, test_populate_ahead_stops_at_huge_pages);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
