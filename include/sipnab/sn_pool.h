@@ -35,19 +35,22 @@ void sn_pool_run(uint32_t threads, sn_pool_fn *fn, void *ctx);
  * sn_pool_run(), with each thread kept on a CPU of its own while it runs its part, where each
  * can have one (no more threads than the process's CPUs): for jobs whose threads wait for
  * each other, which one thread sharing a CPU would hold back. The job's threads must wait
- * with sn_pool_wait(): a wait of more than 1 ms gives every thread of the job all its CPUs
- * back for the rest of the job (a CPU that another program holds would hold its thread back).
+ * with sn_pool_wait(): a wait of more than 1 ms for a thread that waits on its CPU's run queue
+ * (another program holds the CPU) gives every thread of the job all its CPUs back for the rest
+ * of the job.
  */
 void sn_pool_run_pinned(uint32_t threads, sn_pool_fn *fn, void *ctx);
 
 /**
  * pthread_cond_wait() for the threads of a job: in a pinned job (sn_pool_run_pinned()) a
- * wait of more than 1 ms unpins the job and returns, as a wake-up could. Like
- * pthread_cond_wait(), it may return without a signal: wait in a loop.
+ * wait of more than 1 ms returns, as a wake-up could, having unpinned the job if a thread
+ * waited for is held off its CPU. Like pthread_cond_wait(), it may return without a signal:
+ * wait in a loop.
  */
 void sn_pool_wait(pthread_cond_t *cond, pthread_mutex_t *lock);
 
-/** Pinned jobs unpinned by a long wait so far (SIPNAB_TIMING prints it). */
+/** Pinned jobs unpinned so far, by a long wait for a thread held off its CPU (SIPNAB_TIMING
+ *  prints it). */
 uint64_t sn_pool_unpinned(void);
 
 /**

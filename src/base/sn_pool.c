@@ -47,7 +47,13 @@
 struct pin_part {
 	_Atomic pid_t tid;   /* 0 until a thread takes the part */
 	atomic_bool idle;    /* in sn_pool_wait(), or returned */
+	clockid_t clock;     /* its thread's CPU-time clock (set before tid) */
+	bool clock_ok;
 };
+
+/* Parts of a pinned job whose threads a long wait watches (held_off()); past them a long wait
+ * unpins the job whatever they do */
+#define POOL_PIN_WATCH 256u
 #endif
 
 struct sn_pool {
@@ -113,14 +119,25 @@ static _Thread_local int pin_part_of = -1;
  * against 36-37 ms), c5k 0.991 and 0.995.
  *
  * A CPU that another program holds would hold its pinned thread back for as long (a busy
- * loop at nice -10 on one CPU: c5k took 3.75x the time). So a thread that waits for the
+ * loop at nice -10 on one CPU: c5k took 3.75x the time). So when a thread has waited for the
  * others longer than POOL_PIN_WAIT_NS (sn_pool_wait(), and the submitter waiting for its
- * helpers) unpins the whole job, and moves the thread that the others wait for to its own
- * CPU (unpin()); from then on the kernel places the threads as it would have. The normal
- * waits of a pinned job are a chunk's reading: 20 runs of c5k and of the 2,000-call capture
- * waited 18 times in all, 0.5 ms at the longest. With a busy loop on one CPU, c5k took
- * 0.918-0.999 of the time that pinning nothing takes (at nice -10 or 0), the 2,000-call
- * capture 0.971 and 1.021 (nice -10); 1.016-1.018 with one or two busy loops on any CPU.
+ * helpers) and a thread that it waits for did not run for most of that time (held_off()),
+ * the whole job is unpinned and the thread waited for moves to the waiting thread's CPU
+ * (unpin()); from then on the kernel places the threads as it would have. With a busy loop
+ * on one CPU, c5k took 0.918-0.999 of the time that pinning nothing takes (at nice -10 or 0),
+ * the 2,000-call capture 0.971 and 1.021 (nice -10); 1.016-1.018 with one or two busy loops
+ * on any CPU.
+ *
+ * A long wait alone unpinned the job before, and the waits of a pinned job that last are
+ * mostly for a thread that is running: the first chunk's reader, which deals the host pairs
+ * (1-1.5 ms on the 2,000-call sweep capture's 1,024 at slow times, with the first writes to
+ * the lists' and tables' fresh pages), and at the end the last thread's last chunk. Unpinned
+ * early, the two threads then often ran on one CPU, in turns, to the end: each woke the other
+ * where it ran itself (perf sched: 40 ms of a 2,000-call run, the other CPU idle). At such
+ * times that capture's --cores 2 runs were unpinned in 6 of 12, with 0.87-1.54 CPUs busy in
+ * the analysis against 1.44-1.88 in the others, and c5k's in 7 of 8, with 1.31-1.87 CPUs;
+ * with held_off(), none of 8, 1.89-1.98 CPUs. At other times the long waits are rarer: paired
+ * runs (bench/ab.sh, make pgo) took 0.984-1.020 of the time, c5k and the sweep captures.
  */
 #define POOL_PIN_WAIT_NS 1000000L
 
@@ -160,8 +177,11 @@ static void pin_to(int cpu)
 /* Part @p t of the pinned job is taken by the calling thread. */
 static void part_take(uint32_t t)
 {
+	struct pin_part *part = &pool.parts[t];
+
 	pin_part_of = (int)t;
-	atomic_store(&pool.parts[t].tid, gettid());
+	part->clock_ok = pthread_getcpuclockid(pthread_self(), &part->clock) == 0;
+	atomic_store(&part->tid, gettid());
 }
 
 /* The calling thread's part waits for the others (@p idle), or works again. */
@@ -170,6 +190,55 @@ static void part_idle(bool idle)
 	if (pin_part_of >= 0) {
 		atomic_store(&pool.parts[pin_part_of].idle, idle);
 	}
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The CPU time of part @p t's thread so far (its CPU-time clock, which counts the stretch it
+ * is running, if it is, to the moment), or -1 when the part has no thread yet, the thread
+ * waits for the others or is done, or the clock cannot be read. */
+static int64_t part_ran_ns(uint32_t t)
+{
+	struct pin_part *part = &pool.parts[t];
+	struct timespec ts;
+
+	if (atomic_load(&part->tid) <= 0 || atomic_load(&part->idle) || !part->clock_ok ||
+	    clock_gettime(part->clock, &ts) != 0) {
+		return -1;
+	}
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Whether a thread that the waiting one waits for is held off its CPU, after a wait of
+ * POOL_PIN_WAIT_NS that began at @p since with the job's threads' CPU times @p ran0
+ * (part_ran_ns(); the first @p watch parts): a thread that was working then and is still
+ * working ran for less than three quarters of the wait. Another thread held its CPU, or its
+ * virtual CPU did not run (the kernel counts a guest's stolen time apart), or it blocked in
+ * the kernel; one that runs on its own CPU, as pinned, runs nearly all of it. A job with
+ * parts past the watched ones is held off whatever they do (a long wait unpins it).
+ */
+static bool held_off(const int64_t *ran0, uint32_t watch, int64_t since)
+{
+	int64_t waited = mono_ns() - since;
+
+	if (pool.nparts > watch) {
+		return true;
+	}
+	for (uint32_t t = 0; t < watch; t++) {
+		int64_t ran = ran0[t] >= 0 ? part_ran_ns(t) : -1;
+
+		if (ran >= 0 && (ran - ran0[t]) * 4 < waited * 3) {
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -212,8 +281,9 @@ static void unpin(void)
 #endif
 
 /*
- * pthread_cond_wait(), but a wait of more than POOL_PIN_WAIT_NS while a job is pinned unpins
- * it first (see sn_pool_run_pinned()); it then returns, as a wake-up could have.
+ * pthread_cond_wait(), but a wait of more than POOL_PIN_WAIT_NS while a job is pinned returns,
+ * as a wake-up could have, having unpinned the job if a thread waited for is held off its CPU
+ * (see sn_pool_run_pinned()).
  */
 static void pool_wait(pthread_cond_t *cond, pthread_mutex_t *lock, bool pool_locked)
 {
@@ -222,6 +292,15 @@ static void pool_wait(pthread_cond_t *cond, pthread_mutex_t *lock, bool pool_loc
 
 	if (atomic_load_explicit(&pool.pinned, memory_order_relaxed) &&
 	    clock_gettime(CLOCK_REALTIME, &until) == 0) {
+		/* the parts are the job's while it runs (pool.nparts and pool.parts do not change
+		 * until every thread of it has returned) */
+		uint32_t watch = SN_MIN(pool.nparts, POOL_PIN_WATCH);
+		int64_t ran0[POOL_PIN_WATCH];
+		int64_t since = mono_ns();
+
+		for (uint32_t t = 0; t < watch; t++) {
+			ran0[t] = part_ran_ns(t);
+		}
 		until.tv_nsec += POOL_PIN_WAIT_NS;
 		if (until.tv_nsec >= 1000000000L) {
 			until.tv_sec++;
@@ -232,7 +311,9 @@ static void pool_wait(pthread_cond_t *cond, pthread_mutex_t *lock, bool pool_loc
 			if (!pool_locked) {
 				pthread_mutex_lock(&pool.lock);
 			}
-			unpin();
+			if (atomic_load(&pool.pinned) && held_off(ran0, watch, since)) {
+				unpin();
+			}
 			if (!pool_locked) {
 				pthread_mutex_unlock(&pool.lock);
 			}
