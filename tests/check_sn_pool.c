@@ -31,12 +31,18 @@
 
 #include "sipnab/sn_pool.h"
 
-static int64_t now_ns(void)
+/* Clock @p id in ns. */
+static int64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 /* Every t waits until all threads of the job have arrived (5 s at most): run one after
@@ -432,15 +438,6 @@ START_TEST(test_sn_pool_run_pinned_with_more_threads_than_cpus_pins_nothing)
 }
 END_TEST
 
-/* The calling thread's CPU time, in ns. */
-static int64_t my_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* A busy loop on the CPU it was started for, until stop is set (5 s at most). */
 struct hog {
 	atomic_bool stop;
@@ -517,12 +514,12 @@ static void unpin_fn(void *ctx, uint32_t t)
 		atomic_store(&h.stop, true);
 		pthread_join(th, NULL);
 	} else {
-		int64_t cpu0 = my_cpu_ns();
+		int64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		int64_t end = now_ns() + u->run_ns;
 
 		while (now_ns() < end) {
 		}
-		u->ran_ns = my_cpu_ns() - cpu0;
+		u->ran_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 		u->cpu[1] = sched_getcpu();
 		(void)sched_getaffinity(0, sizeof(u->seen[1]), &u->seen[1]);
 	}
