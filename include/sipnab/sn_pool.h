@@ -35,9 +35,9 @@ void sn_pool_run(uint32_t threads, sn_pool_fn *fn, void *ctx);
  * sn_pool_run(), with each thread kept on a CPU of its own while it runs its part, where each
  * can have one (no more threads than the process's CPUs): for jobs whose threads wait for
  * each other, which one thread sharing a CPU would hold back. The job's threads must wait
- * with sn_pool_wait(): a wait of more than 1 ms for a thread that waits on its CPU's run queue
- * (another program holds the CPU) gives every thread of the job all its CPUs back for the rest
- * of the job.
+ * with sn_pool_wait(): a wait of more than 1 ms for a thread that hardly ran meanwhile
+ * (another program holds its CPU, its virtual CPU did not run) gives every thread of the job
+ * all its CPUs back for the rest of the job.
  */
 void sn_pool_run_pinned(uint32_t threads, sn_pool_fn *fn, void *ctx);
 
