@@ -200,17 +200,22 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Part_ran_ns() of a part whose thread works but whose clock cannot be read */
+#define RAN_UNKNOWN (-2)
+
 /* The CPU time of part @p t's thread so far (its CPU-time clock, which counts the stretch it
- * is running, if it is, to the moment), or -1 when the part has no thread yet, the thread
- * waits for the others or is done, or the clock cannot be read. */
+ * is running, if it is, to the moment); -1 when the part has no thread yet or its thread
+ * waits for the others or is done; RAN_UNKNOWN when the clock cannot be read. */
 static int64_t part_ran_ns(uint32_t t)
 {
 	struct pin_part *part = &pool.parts[t];
 	struct timespec ts;
 
-	if (atomic_load(&part->tid) <= 0 || atomic_load(&part->idle) || !part->clock_ok ||
-	    clock_gettime(part->clock, &ts) != 0) {
+	if (atomic_load(&part->tid) <= 0 || atomic_load(&part->idle)) {
 		return -1;
+	}
+	if (!part->clock_ok || clock_gettime(part->clock, &ts) != 0) {
+		return RAN_UNKNOWN;
 	}
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
@@ -221,8 +226,9 @@ static int64_t part_ran_ns(uint32_t t)
  * (part_ran_ns(); the first @p watch parts): a thread that was working then and is still
  * working ran for less than three quarters of the wait. Another thread held its CPU, or its
  * virtual CPU did not run (the kernel counts a guest's stolen time apart), or it blocked in
- * the kernel; one that runs on its own CPU, as pinned, runs nearly all of it. A job with
- * parts past the watched ones is held off whatever they do (a long wait unpins it).
+ * the kernel; one that runs on its own CPU, as pinned, runs nearly all of it. A working
+ * thread whose CPU time cannot be read counts as held off, and so does a job with parts past
+ * the watched ones: a long wait unpins it, as any long wait once did.
  */
 static bool held_off(const int64_t *ran0, uint32_t watch, int64_t since)
 {
@@ -232,8 +238,15 @@ static bool held_off(const int64_t *ran0, uint32_t watch, int64_t since)
 		return true;
 	}
 	for (uint32_t t = 0; t < watch; t++) {
-		int64_t ran = ran0[t] >= 0 ? part_ran_ns(t) : -1;
+		int64_t ran;
 
+		if (ran0[t] == -1) {
+			continue; /* not working when the wait began */
+		}
+		ran = part_ran_ns(t);
+		if (ran == RAN_UNKNOWN || (ran0[t] == RAN_UNKNOWN && ran >= 0)) {
+			return true;
+		}
 		if (ran >= 0 && (ran - ran0[t]) * 4 < waited * 3) {
 			return true;
 		}
