@@ -101,6 +101,8 @@ struct eng_msg {
 	/* set by eng_result_build() */
 	bool retransmission;
 	int32_t call;               /* index into eng_result.calls, -1 if none */
+	uint32_t call_id_hash;      /* engine-private: sn_str_hash(call_id), for the build's
+				     * grouping by Call-ID; in what was padding */
 };
 
 /* An RTP stream: one SSRC on one 5-tuple. */

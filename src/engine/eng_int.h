@@ -130,7 +130,8 @@ void eng_msgs_compact(struct eng *e);
 void eng_msgs_sort(struct eng *e);
 
 /* eng_call.c: group the sorted messages into calls; sets msg->call and msg->retransmission. */
-void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads);
+void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads,
+		     const uint32_t *call_id_hash);
 
 /* eng_media.c */
 void eng_media_udp(struct eng *e, const struct cap_packet *pkt);

@@ -133,6 +133,7 @@ struct merge_job {
 	size_t count;
 	uint32_t *cut;  /* (parts + 1) x count: worker i's part t is [cut[t][i], cut[t+1][i]) */
 	uint32_t *base; /* parts: where part t starts in r->msgs */
+	uint32_t *hash; /* each message's call_id_hash, in the order of r->msgs */
 };
 
 /* First index of e->msgs not less than @p key. */
@@ -159,6 +160,7 @@ static void merge_part(void *ctx, uint32_t t)
 	const uint32_t *hi = lo + j->count;
 	uint32_t *pos = sn_xcalloc(j->count + 1, sizeof(*pos));
 	struct eng_msg **out = j->r->msgs + j->base[t];
+	uint32_t *hash = j->hash + j->base[t];
 	uint32_t total = 0;
 
 	for (size_t i = 0; i < j->count; i++) {
@@ -176,14 +178,15 @@ static void merge_part(void *ctx, uint32_t t)
 			}
 		}
 		out[k] = &j->engines[best]->msgs[pos[best]++];
+		hash[k] = out[k]->call_id_hash;
 	}
 	free(pos);
 }
 
-static void order_msgs(struct eng_result *r, struct eng *const *engines, size_t count,
-		       uint32_t total)
+static uint32_t *order_msgs(struct eng_result *r, struct eng *const *engines, size_t count,
+			    uint32_t total)
 {
-	struct merge_job j = {r, engines, count, NULL, NULL};
+	struct merge_job j = {r, engines, count, NULL, NULL, NULL};
 	uint32_t parts = (uint32_t)SN_MAX((size_t)1, SN_MIN(count, (size_t)(total / MERGE_PART_MIN)));
 	size_t big = 0;
 
@@ -201,6 +204,7 @@ static void order_msgs(struct eng_result *r, struct eng *const *engines, size_t 
 		}
 		j.cut = sn_xcalloc((parts + 1) * count, sizeof(*j.cut));
 		j.base = sn_xcalloc(parts + 1, sizeof(*j.base));
+		j.hash = sn_xmalloc_full((total + 1u) * sizeof(*j.hash));
 		for (uint32_t t = 1; t <= parts; t++) {
 			uint32_t *cut = j.cut + (size_t)t * count;
 
@@ -230,6 +234,7 @@ static void order_msgs(struct eng_result *r, struct eng *const *engines, size_t 
 		engines[i]->msgs = NULL;
 		eng_msgs_free(engines[i]);
 	}
+	return j.hash;
 }
 
 /* ---- SDP announcements ---- */
@@ -1142,7 +1147,7 @@ static void build_streams(struct eng_result *r, struct eng *const *engines, size
 struct eng_result *eng_result_build(struct eng *const *engines, size_t count)
 {
 	struct eng_result *r = sn_xcalloc(1, sizeof(*r));
-	uint32_t total = 0;
+	uint32_t total = 0, *hash;
 	bool heuristic = count ? engines[0]->cfg.rtp_heuristic : true;
 	bool invite_only = count ? engines[0]->cfg.invite_only : false;
 
@@ -1160,8 +1165,9 @@ struct eng_result *eng_result_build(struct eng *const *engines, size_t count)
 	for (size_t i = 0; i < count; i++) {
 		eng_msgs_sort(engines[i]);
 	}
-	order_msgs(r, engines, count, total);
-	eng_calls_build(r, invite_only, (uint32_t)count);
+	hash = order_msgs(r, engines, count, total);
+	eng_calls_build(r, invite_only, (uint32_t)count, hash);
+	free(hash);
 	build_streams(r, engines, count, heuristic);
 	r->stats.other_packets = r->stats.packets - r->stats.sip_packets - r->stats.rtp_packets -
 				 r->stats.rtcp_packets;

@@ -150,6 +150,8 @@ struct call_cache {
 	struct call_cache *next; /* the next younger kept Call-ID; or the next in eng.cc_free */
 	const char *key;  /* the hash key: the Call-ID, cut to 255 bytes */
 	const char *call_id, *from_uri, *to_uri, *from_tag, *to_tag, *ruri, *sent_by, *reason;
+	const char *hashed; /* the copy of the Call-ID that hash is of (call_id_hash()) */
+	uint32_t hash;
 };
 
 /*
@@ -309,6 +311,20 @@ static enum sn_status keep_cached(struct eng *e, struct sn_slice s, const char *
 	return st;
 }
 
+/* sn_str_hash() of @p call_id, the message's copy of its Call-ID: once per copy that the call
+ * shares (eng_msg.call_id_hash) */
+static uint32_t call_id_hash(struct call_cache *cc, const char *call_id)
+{
+	if (call_id != cc->call_id) {
+		return sn_str_hash(call_id);
+	}
+	if (cc->hashed != call_id) {
+		cc->hash = sn_str_hash(call_id);
+		cc->hashed = call_id;
+	}
+	return cc->hash;
+}
+
 /*
  * Everything of one message that needs arena space; SN_ELIMIT when the budget is exhausted.
  * The parse already split From/To (tag and URI text) and the top Via; the other headers wanted
@@ -364,6 +380,9 @@ static enum sn_status keep_fields(struct eng *e, struct call_cache *cc,
 	st = st ? st : keep_cached(e, msg->reason, &cc->reason, &m->reason);
 	st = st ? st : keep_cached(e, msg->ruri, &cc->ruri, &m->ruri);
 	st = st ? st : keep_cached(e, msg->call_id, &cc->call_id, &m->call_id);
+	if (!st) {
+		m->call_id_hash = call_id_hash(cc, m->call_id);
+	}
 	st = st ? st : keep_cached(e, msg->from_tag, &cc->from_tag, &m->from_tag);
 	st = st ? st : keep_cached(e, msg->to_tag, &cc->to_tag, &m->to_tag);
 	st = st ? st : keep_cached(e, msg->from_uri, &cc->from_uri, &m->from_uri);
