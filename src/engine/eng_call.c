@@ -378,16 +378,15 @@ struct proto_leg {
 
 /*
  * The messages of one call share one copy of their Call-ID per worker (eng_summary.c), so a
- * small direct-mapped cache from the string's address to its part and entry answers nearly
- * every message without hashing the string; a miss (another copy, a collision) hashes it.
+ * small direct-mapped cache from the string's address to its entry answers nearly every
+ * message without hashing the string; a miss (another copy, a collision) looks it up.
  */
 #define CID_SLOTS_BITS 10
 #define CID_SLOTS      (1u << CID_SLOTS_BITS)
 
 struct cid_slot {
 	const char *call_id;
-	struct cid_entry *ce; /* NULL until looked up (only a part's own Call-IDs are) */
-	uint32_t part;
+	struct cid_entry *ce;
 };
 
 /* A reference from message i (of leg `leg` of its part) to another Call-ID by X-Call-ID or
@@ -406,8 +405,9 @@ struct group_part {
 	GHashTable *by_id; /* Call-ID -> struct cid_entry (of local leg numbers) */
 	struct proto_leg *legs;
 	uint32_t nlegs, cap;
-	uint32_t *own_i, *own_leg; /* the part's messages in order, and their local legs */
-	uint32_t nown, own_cap;
+	uint32_t *own_leg; /* with several parts, the local legs of the part's messages in
+			    * order (in the caller's scratch) */
+	uint32_t nown;
 	struct xref *xrefs;
 	uint32_t nx, xcap;
 	uint32_t *global; /* local leg -> leg number (group_merge()) */
@@ -426,6 +426,7 @@ struct group_job {
 	uint32_t nparts;
 	uint32_t *msg_leg; /* with one part, each message's leg goes here at once */
 	const uint32_t *hash; /* with several, each message's eng_msg.call_id_hash */
+	uint32_t *scratch;    /* and room for every message's local leg (group_part()) */
 };
 
 /* The part of a Call-ID whose sn_str_hash() is @p h (a multiply, not a division: it is asked
@@ -513,24 +514,13 @@ static void cid_entry_free(gpointer p)
 	free(ce);
 }
 
-/* Message @p i, of local leg @p li, is the part's next one. */
-static void own_push(struct group_part *gp, uint32_t i, uint32_t li)
-{
-	if (gp->nown == gp->own_cap) {
-		gp->own_cap = gp->own_cap ? gp->own_cap * 2 : 1024;
-		gp->own_i = sn_xrealloc(gp->own_i, gp->own_cap * sizeof(*gp->own_i));
-		gp->own_leg = sn_xrealloc(gp->own_leg, gp->own_cap * sizeof(*gp->own_leg));
-	}
-	gp->own_i[gp->nown] = i;
-	gp->own_leg[gp->nown++] = li;
-}
-
 /*
  * Part @p p of the grouping: the messages of part p are grouped (sn_pool_for(): any thread
- * may take any part). With several parts, the parts are known from the Call-IDs' hashes in
- * message order (j->hash, written by the merge of the workers' arrays), and each part reads
- * only its own messages. Each part read every message for its Call-ID before: at two parts
- * each took as long as one part reading all (c5k: 1.3-1.5 ms), 0.75-1.1 ms now.
+ * may take any part). With several parts, each message's part comes from its Call-ID's hash
+ * (j->hash, in message order, written by the merge of the workers' arrays), so a part reads
+ * only its own messages; their local legs go to its stretch of j->scratch, the parts' stretches
+ * one after the other. (Each part read every message for its Call-ID before, and each took as
+ * long as one part reading all: 1.3-1.5 ms of c5k's build.)
  */
 static void group_part(void *ctx, uint32_t p)
 {
@@ -540,70 +530,56 @@ static void group_part(void *ctx, uint32_t p)
 	 * its counts (two threads on two neighbouring parts would pass the line between them) */
 	struct group_part part = j->parts[p], *gp = &part;
 	struct cid_slot *seen = sn_xcalloc(CID_SLOTS, sizeof(*seen));
+	bool several = j->nparts > 1;
+	/* how far ahead to ask for messages and their tags, in messages of every part (about
+	 * 16 and 8 of this part's: at two parts, 16 and 8 took 0.94-1.02 ms a part on c5k, 32
+	 * and 16 0.80-0.86, medians of 10; at one part 16 and 8 stays the fastest) */
+	uint32_t ahead = 16u * j->nparts, tags_ahead = 8u * j->nparts;
 
 	gp->by_id = g_hash_table_new_full(sn_str_hash, g_str_equal, NULL, cid_entry_free);
-	if (j->hash) {
-		/* the part's messages are counted first, so that its lists are faulted in
-		 * at once instead of growing */
-		uint32_t own = 0;
+	if (several) {
+		uint32_t before = 0; /* messages of the parts before p */
 
 		for (uint32_t i = 0; i < r->msg_count; i++) {
-			own += part_of_hash(j->hash[i], j->nparts) == p;
+			before += part_of_hash(j->hash[i], j->nparts) < p;
 		}
-		gp->own_cap = own + 1u;
-		gp->own_i = sn_xmalloc_full(gp->own_cap * sizeof(*gp->own_i));
-		gp->own_leg = sn_xmalloc_full(gp->own_cap * sizeof(*gp->own_leg));
+		gp->own_leg = j->scratch + before;
 	}
 	for (uint32_t i = 0; i < r->msg_count; i++) {
 		const struct eng_msg *m;
-		uintptr_t addr;
 		struct cid_slot *slot;
 		struct cid_entry *ce;
 		uint32_t li;
 
-		if (j->hash) {
-			if (i + 16 < r->msg_count &&
-			    part_of_hash(j->hash[i + 16], j->nparts) == p) {
-				const char *far = (const char *)r->msgs[i + 16];
-
-				__builtin_prefetch(far + offsetof(struct eng_msg, is_request));
-				__builtin_prefetch(far + offsetof(struct eng_msg, is_request) + 64);
-				__builtin_prefetch(far + offsetof(struct eng_msg, to_tag) +
-						   sizeof(char *) - 1);
-			}
-			if (part_of_hash(j->hash[i], j->nparts) != p) {
-				continue;
-			}
-		}
-		m = r->msgs[i];
-		addr = (uintptr_t)m->call_id;
-		slot = &seen[(addr * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - CID_SLOTS_BITS)];
-		if (!j->hash && i + 16 < r->msg_count) {
-			/* the lines of the message 16 ahead that hold the fields read here
-			 * (is_request to to_tag): the messages lie in several workers' arrays, and
-			 * even in one the hardware did not fetch them early enough (perf: the loads
-			 * of a message's Call-ID and tags were a third of this loop's samples) */
-			const char *far = (const char *)r->msgs[i + 16];
+		if (i + ahead < r->msg_count &&
+		    (!several || part_of_hash(j->hash[i + ahead], j->nparts) == p)) {
+			/* the lines of a message ahead that hold the fields read here (is_request
+			 * to to_tag): the messages lie in several workers' arrays, and even in one
+			 * the hardware did not fetch them early enough (perf: the loads of a
+			 * message's Call-ID and tags were a third of this loop's samples) */
+			const char *far = (const char *)r->msgs[i + ahead];
 
 			__builtin_prefetch(far + offsetof(struct eng_msg, is_request));
 			__builtin_prefetch(far + offsetof(struct eng_msg, is_request) + 64);
 			__builtin_prefetch(far + offsetof(struct eng_msg, to_tag) +
 					   sizeof(char *) - 1);
 		}
+		if (several && part_of_hash(j->hash[i], j->nparts) != p) {
+			continue;
+		}
+		if (i + tags_ahead < r->msg_count &&
+		    (!several || part_of_hash(j->hash[i + tags_ahead], j->nparts) == p)) {
+			/* leg_of() reads the tags: ask for those of a message nearer (one of the
+			 * part's, whose lines were asked for above) */
+			__builtin_prefetch(r->msgs[i + tags_ahead]->from_tag);
+			__builtin_prefetch(r->msgs[i + tags_ahead]->to_tag);
+		}
+		m = r->msgs[i];
+		slot = &seen[((uintptr_t)m->call_id * UINT64_C(0x9e3779b97f4a7c15)) >>
+			     (64 - CID_SLOTS_BITS)];
 		if (slot->call_id != m->call_id) {
 			slot->call_id = m->call_id;
 			slot->ce = NULL;
-			slot->part = j->hash ? p : part_of(m->call_id, j->nparts);
-		}
-		if (slot->part != p) {
-			continue;
-		}
-		if (i + 8 < r->msg_count &&
-		    (!j->hash || part_of_hash(j->hash[i + 8], j->nparts) == p)) {
-			/* leg_of() reads the tags: ask for those of the message 8 ahead (if it
-			 * is one of this part's, whose line was asked for above) */
-			__builtin_prefetch(r->msgs[i + 8]->from_tag);
-			__builtin_prefetch(r->msgs[i + 8]->to_tag);
 		}
 		ce = slot->ce;
 		if (!ce) {
@@ -615,12 +591,12 @@ static void group_part(void *ctx, uint32_t p)
 			slot->ce = ce;
 		}
 		li = leg_of(gp, ce, m, i);
-		if (j->nparts == 1) {
-			j->msg_leg[i] = li; /* the part's legs are the legs, numbered alike */
-		} else {
+		if (several) {
 			/* not into msg_leg: the parts' messages interleave, and two threads
 			 * writing the same lines of it would pass them to and fro */
-			own_push(gp, i, li);
+			gp->own_leg[gp->nown++] = li;
+		} else {
+			j->msg_leg[i] = li; /* the part's legs are the legs, numbered alike */
 		}
 		if (m->x_call_id[0] && strcmp(m->x_call_id, m->call_id) != 0) {
 			if (gp->nx == gp->xcap) {
@@ -637,13 +613,15 @@ static void group_part(void *ctx, uint32_t p)
 /*
  * The parts' legs numbered in order of their first message (as one pass over the messages
  * would have created them): their Call-IDs in *call_ids and union-find parents in *parent,
- * each message's leg in @p msg_leg, and the legs that X-Call-ID / X-CID correlate united:
+ * each message's leg in @p msg_leg (with several parts, message i is the next of its part's,
+ * by @p hash), and the legs that X-Call-ID / X-CID correlate united:
  * message i joins its leg to the newest leg of the named Call-ID at that point, the last one
  * created by a message before i. Unions do not depend on their order (the smaller leg number
  * stays the root). Returns the number of legs.
  */
-static uint32_t group_merge(struct group_part *parts, uint32_t nparts, uint32_t *msg_leg,
-			    const char ***call_ids, uint32_t **parent)
+static uint32_t group_merge(struct group_part *parts, uint32_t nparts, const uint32_t *hash,
+			    uint32_t nmsgs, uint32_t *msg_leg, const char ***call_ids,
+			    uint32_t **parent)
 {
 	uint32_t nlegs = 0, *head = sn_xcalloc(nparts + 1u, sizeof(*head));
 	const char **ids;
@@ -669,14 +647,16 @@ static uint32_t group_merge(struct group_part *parts, uint32_t nparts, uint32_t 
 		ids[g] = parts[best].legs[head[best]++].call_id;
 		up[g] = g;
 	}
-	free(head);
-	for (uint32_t p = 0; nparts > 1 && p < nparts; p++) {
-		const struct group_part *gp = &parts[p];
+	if (nparts > 1) {
+		/* head[p]: part p's messages placed so far */
+		memset(head, 0, (nparts + 1u) * sizeof(*head));
+		for (uint32_t i = 0; i < nmsgs; i++) {
+			uint32_t p = part_of_hash(hash[i], nparts);
 
-		for (uint32_t k = 0; k < gp->nown; k++) {
-			msg_leg[gp->own_i[k]] = gp->global[gp->own_leg[k]];
+			msg_leg[i] = parts[p].global[parts[p].own_leg[head[p]++]];
 		}
 	}
+	free(head);
 	for (uint32_t p = 0; p < nparts; p++) {
 		for (uint32_t k = 0; k < parts[p].nx; k++) {
 			const struct xref *x = &parts[p].xrefs[k];
@@ -713,8 +693,6 @@ static void group_part_free(void *ctx, uint32_t p)
 
 	g_hash_table_destroy(gp->by_id);
 	free(gp->legs);
-	free(gp->own_i);
-	free(gp->own_leg);
 	free(gp->xrefs);
 	free(gp->global);
 }
@@ -839,23 +817,27 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads,
 	struct build_ctx b = {0};
 	int64_t capture_end = r->stats.last_ts_ns;
 	uint32_t *msg_leg = sn_xmalloc_full((r->msg_count + 1u) * sizeof(*msg_leg)); /* leg of msg i */
-	struct group_job gj = {r, NULL, 1, msg_leg, NULL};
-	uint32_t *leg_msgs, *leg_start, *parent;
+	/* the legs' lists of messages; first the parts' scratch (group_part()) */
+	uint32_t *leg_msgs = sn_xmalloc_full((r->msg_count + 1u) * sizeof(*leg_msgs));
+	struct group_job gj = {r, NULL, 1, msg_leg, NULL, leg_msgs};
+	uint32_t *leg_start, *parent;
 	const char **leg_call_ids;
 
-	/* messages by Call-ID into legs, in parts on the build's threads */
-	if (threads > 1 && r->msg_count >= sn_env_u32("SIPNAB_GROUP_MIN", 1, GROUP_PAR_MIN)) {
+	/* messages by Call-ID into legs, in parts on the build's threads (given the Call-IDs'
+	 * hashes: the merge of several workers' arrays writes them) */
+	if (threads > 1 && call_id_hash &&
+	    r->msg_count >= sn_env_u32("SIPNAB_GROUP_MIN", 1, GROUP_PAR_MIN)) {
 		gj.nparts = SN_MIN(threads, GROUP_PARTS_MAX);
 		gj.hash = call_id_hash;
 	}
 	gj.parts = sn_xcalloc(gj.nparts, sizeof(*gj.parts));
 	sn_pool_for(gj.nparts, gj.nparts, 1, group_part, &gj);
-	nlegs = group_merge(gj.parts, gj.nparts, msg_leg, &leg_call_ids, &parent);
+	nlegs = group_merge(gj.parts, gj.nparts, gj.hash, r->msg_count, msg_leg, &leg_call_ids,
+			    &parent);
 	sn_pool_for(gj.nparts, gj.nparts, 1, group_part_free, gj.parts);
 	free(gj.parts);
 	/* each leg's messages in order, all legs' lists in one array (one allocation where each
 	 * leg grew a list of its own) */
-	leg_msgs = sn_xmalloc_full((r->msg_count + 1u) * sizeof(*leg_msgs));
 	leg_start = sn_xmalloc_full((nlegs + 2u) * sizeof(*leg_start));
 	group_by_key(msg_leg, r->msg_count, nlegs, leg_start, leg_msgs);
 	leg_start[nlegs + 1] = leg_start[nlegs];

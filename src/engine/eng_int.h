@@ -129,7 +129,9 @@ void eng_msgs_compact(struct eng *e);
 /* eng_merge.c: drop evicted messages and sort the rest by time (once, after the input). */
 void eng_msgs_sort(struct eng *e);
 
-/* eng_call.c: group the sorted messages into calls; sets msg->call and msg->retransmission. */
+/* eng_call.c: group the sorted messages into calls; sets msg->call and msg->retransmission.
+ * @p call_id_hash: each message's eng_msg.call_id_hash in the order of r->msgs, or NULL (then
+ * the grouping by Call-ID runs on one thread). */
 void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads,
 		     const uint32_t *call_id_hash);
 
