@@ -123,7 +123,9 @@ void eng_msgs_sort(struct eng *e)
  * stretch of r->msgs, so the parts are independent and the order is the same for any number
  * of parts. (The merge copied the 216-byte messages into a new array before: at two workers
  * that was 1,840 fresh pages for c5k's 35,000 messages, whose faults took most of its 3.5 ms;
- * a pointer is 8 bytes.)
+ * a pointer is 8 bytes.) With several workers the merge also writes each message's
+ * call_id_hash in that order, for the grouping by Call-ID in parts (eng_calls_build()):
+ * order_msgs() returns that array (the caller frees it), NULL with one worker.
  */
 #define MERGE_PART_MIN 4096u /* messages per part below which one thread merges */
 
