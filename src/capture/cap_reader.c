@@ -391,15 +391,26 @@ static void cap_gz_publish(struct cap_gz *g, size_t n, bool done, bool broken, i
 	pthread_mutex_unlock(&g->lock);
 }
 
-/* read() that retries EINTR; -1 with *err set on failure. */
+/*
+ * read() that retries EINTR; -1 with *err set on failure. From a regular file, the bytes the
+ * file no longer holds once read() returns are not counted: a file cut while read() copied
+ * it can give a torn copy, zeros and old bytes past its new end (see cap_read_at()), and the
+ * read after them ends the input there, as a cut does.
+ */
 static ssize_t cap_read_some(int fd, uint8_t *p, size_t n, int *err)
 {
 	for (;;) {
 		ssize_t got = read(fd, p, n);
 
 		if (got >= 0 || errno != EINTR) {
+			struct stat st;
+			off_t pos;
+
 			if (got < 0) {
 				*err = errno;
+			} else if (got > 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+				   (pos = lseek(fd, 0, SEEK_CUR)) >= 0 && st.st_size < pos) {
+				got -= (ssize_t)SN_MIN((uint64_t)(pos - st.st_size), (uint64_t)got);
 			}
 			return got;
 		}
@@ -1831,6 +1842,27 @@ static size_t cap_read_at(struct cap_reader *r, uint8_t *buf, size_t off, size_t
 		r->file_len = off + got;
 		cap_note_shrink(r, k == 0);
 		break;
+	}
+	if (got > 0) {
+		/*
+		 * A file cut while pread() copied it can give a torn copy: the kernel sets the new
+		 * length first, then zeroes the rest of the page-cache folio holding the new end and
+		 * drops the folios past it, and a copy of a batch of folios that began before can
+		 * take the zeroed stretch and the old bytes after it; the next batch then stops at
+		 * the new end (seen on ext4 with 64 KiB folios at --cores 2, about one cut in 1,000
+		 * with the other CPU busy: 35 KB of zeros read as 2,183 empty records, then a
+		 * corrupt record header). The length is set before any byte changes, so a file at
+		 * least as long as the bytes read now was read as it was; shorter, the bytes past
+		 * its end are dropped, as a short read (tests/file_cut.sh).
+		 */
+		struct stat st;
+
+		if (fstat(r->fd, &st) == 0 && st.st_size >= 0 && (uint64_t)st.st_size < off + got) {
+			got = (uint64_t)st.st_size > off ? (size_t)st.st_size - off : 0;
+			r->io_err = 0;
+			r->file_len = off + got;
+			cap_note_shrink(r, true);
+		}
 	}
 	if (reopened) {
 		close(r->fd);
