@@ -43,6 +43,23 @@ for k in sys.argv[2].split("."):
 print(json.dumps(d) if isinstance(d,(dict,list)) else d)' "$1" "$2"
 }
 
+# expect_same_report PCAP REF WHAT [VAR=VALUE ...]: the JSON report of PCAP at --cores 2, 3
+# and 4, each under four hash keys (SIPNAB_HASH_SEED) and with the environment VAR=VALUE
+# given, is the same as the report in REF (the --cores 1 one); WHAT names the case
+expect_same_report() {
+	local pcap="$1" ref="$2" what="$3" cores seed
+
+	shift 3
+	for cores in 2 3 4; do
+		for seed in 1 2 3 4; do
+			env "$@" SIPNAB_HASH_SEED=$seed "$SIPNAB_BIN" -N -I "$pcap" --cores "$cores" \
+				--report=json >"$TMPD/same.json" 2>/dev/null
+			expect_eq "--cores $cores, key $seed$what: same report" \
+				"$(cmp -s "$ref" "$TMPD/same.json" && echo same)" same
+		done
+	done
+}
+
 # fd_limit N: N, or the hard limit of open files if that is lower (for `ulimit -n`)
 fd_limit() {
 	local hard

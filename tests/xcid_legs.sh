@@ -87,14 +87,7 @@ expect_eq "dialogs" "$(json_get "$TMPD/c1.json" summary.dialogs)" 809
 # the legs of a call are analysed by different workers from --cores 2 on: the same report,
 # under four hash keys too (the Call-ID tables are keyed per run), with chunk boundaries inside
 # the capture (split reader) and with one reading thread
-for cores in 2 3 4; do
-	for seed in 1 2 3 4; do
-		SIPNAB_HASH_SEED=$seed "$SIPNAB_BIN" -N -I "$TMPD/xcid.pcap" --cores "$cores" --report=json \
-			>"$TMPD/cn.json" 2>/dev/null
-		expect_eq "--cores $cores, key $seed: same report" \
-			"$(cmp -s "$TMPD/c1.json" "$TMPD/cn.json" && echo same)" same
-	done
-done
+expect_same_report "$TMPD/xcid.pcap" "$TMPD/c1.json" ""
 SIPNAB_SPLIT_CHUNK=1024 "$SIPNAB_BIN" -N -I "$TMPD/xcid.pcap" --cores 2 --report=json >"$TMPD/cs.json" 2>/dev/null
 expect_eq "--cores 2, 1 KiB chunks: same report" "$(cmp -s "$TMPD/c1.json" "$TMPD/cs.json" && echo same)" same
 SIPNAB_NO_SPLIT=1 "$SIPNAB_BIN" -N -I "$TMPD/xcid.pcap" --cores 2 --report=json >"$TMPD/cr.json" 2>/dev/null
