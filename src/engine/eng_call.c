@@ -721,6 +721,7 @@ struct build_ctx {
 	const uint32_t *roots, *start, *members; /* root k's legs: members[start[k] ..] */
 	const uint32_t *msg_at; /* calls[j]'s messages: r->call_msgs[msg_at[j]] .. */
 	struct eng_call *calls; /* calls[j] from roots[j] */
+	const uint32_t *call_of; /* the call of a leg that is a call alone, else NO_CALL */
 	uint32_t nlegs, nroots;
 	atomic_bool ready_taken; /* a thread of the legs' step took ready_arrays() */
 };
@@ -752,6 +753,10 @@ static void ready_arrays(struct build_ctx *b)
 	ready_block(r->call_msgs, (r->msg_count + 1u) * sizeof(*r->call_msgs));
 	ready_block(r->call_leg_ids, (b->nlegs + 1u) * sizeof(*r->call_leg_ids));
 }
+
+#define NO_CALL UINT32_MAX
+
+static void call_item(void *ctx, uint32_t j);
 
 static void leg_item(void *ctx, uint32_t i)
 {
@@ -793,6 +798,13 @@ static void leg_item(void *ctx, uint32_t i)
 		}
 	}
 	leg_analyse(b->r, &b->legs[i], b->capture_end);
+	if (b->call_of[i] != NO_CALL) {
+		/* a call of this leg alone (most): filled now, by the thread that has the leg in
+		 * its cache. In a step of their own, any thread filled any call, and half of the
+		 * legs' lines came from the other CPU: c5k's 5,000 calls took 0.45 ms at --cores 2
+		 * (0.65 ms of CPU), 0.27 ms on one thread */
+		call_item(b, b->call_of[i]);
+	}
 }
 
 static void call_item(void *ctx, uint32_t j)
@@ -803,6 +815,18 @@ static void call_item(void *ctx, uint32_t j)
 	call_fill(b->r, &b->calls[j], b->legs, b->members + b->start[root],
 		  b->start[root + 1] - b->start[root], b->r->call_leg_ids + b->start[root],
 		  b->r->call_msgs + b->msg_at[j]);
+}
+
+struct multi_job {
+	struct build_ctx *b;
+	const uint32_t *multi; /* the calls of several legs */
+};
+
+static void multi_item(void *ctx, uint32_t k)
+{
+	struct multi_job *mj = ctx;
+
+	call_item(mj->b, mj->multi[k]);
 }
 
 /* Every message of call @p i learns its call (a message is in one call: no two threads write
@@ -854,8 +878,9 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads,
 	/* the legs' lists of messages; first the parts' scratch (group_part()) */
 	uint32_t *leg_msgs = sn_xmalloc_full((r->msg_count + 1u) * sizeof(*leg_msgs));
 	struct group_job gj = {r, NULL, 1, msg_leg, NULL, leg_msgs};
-	uint32_t *leg_start, *parent;
+	uint32_t *leg_start, *parent, *call_of, *multi, nmulti = 0;
 	const char **leg_call_ids;
+	struct multi_job mj;
 
 	/* messages by Call-ID into legs, in parts on the build's threads (given the Call-IDs'
 	 * hashes: the merge of several workers' arrays writes them) */
@@ -900,6 +925,19 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads,
 		msg_at[j] = at; /* j <= roots[j]: the entries still to be read lie ahead */
 		at += n;
 	}
+	/* the calls of one leg each are filled by the legs' step, the others after it */
+	call_of = sn_xmalloc_full((nlegs + 1u) * sizeof(*call_of));
+	multi = sn_xmalloc((nroots + 1u) * sizeof(*multi));
+	for (uint32_t i = 0; i < nlegs; i++) {
+		call_of[i] = NO_CALL;
+	}
+	for (uint32_t j = 0; j < nroots; j++) {
+		if (start[roots[j] + 1] - start[roots[j]] == 1) {
+			call_of[roots[j]] = j;
+		} else {
+			multi[nmulti++] = j;
+		}
+	}
 	free(root_of);
 	free(parent);
 	/* the legs (each zeroed by leg_item()) and the calls (one per root, each zeroed by
@@ -916,6 +954,12 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads,
 	b.capture_end = capture_end;
 	b.nlegs = nlegs;
 	b.nroots = nroots;
+	b.roots = roots;
+	b.start = start;
+	b.members = members;
+	b.msg_at = msg_at;
+	b.calls = r->calls;
+	b.call_of = call_of;
 	atomic_init(&b.ready_taken, false);
 	sn_pool_for(nlegs, par_threads(nlegs, threads), PAR_GRAIN, leg_item, &b);
 	if (!atomic_load_explicit(&b.ready_taken, memory_order_relaxed)) {
@@ -925,13 +969,13 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads,
 	memset(&r->calls[nroots], 0, sizeof(*r->calls));
 	free(leg_start);
 	free(leg_call_ids);
-	/* one call per root, filled in parallel, then the ones -c leaves out are dropped */
-	b.roots = roots;
-	b.start = start;
-	b.members = members;
-	b.msg_at = msg_at;
-	b.calls = r->calls;
-	sn_pool_for(nroots, par_threads(nroots, threads), PAR_GRAIN, call_item, &b);
+	free(call_of);
+	/* the calls of several legs (X-Call-ID), in parallel; then the ones -c leaves out are
+	 * dropped */
+	mj.b = &b;
+	mj.multi = multi;
+	sn_pool_for(nmulti, par_threads(nmulti, threads), PAR_GRAIN, multi_item, &mj);
+	free(multi);
 	free(msg_at);
 	for (uint32_t j = 0; j < nroots; j++) {
 		struct eng_call *c = &r->calls[j];
