@@ -9,7 +9,10 @@
 #   2. then two calls one after the other whose Call-IDs go the other way (z-late before
 #      a-later): time first, the Call-ID only between equal times;
 #   3. a call whose first message is a 200 to an INVITE not captured, at the same instant
-#      as a call with a lower Call-ID that starts with its INVITE.
+#      as a call with a lower Call-ID that starts with its INVITE;
+#   4. -c (INVITE calls only) on OPTIONS and REGISTER exchanges merged with three INVITE
+#      calls and their RTP: the calls left move up in the list, and each stream still names
+#      its own call (the build marks every message with its call's place in the list).
 . "$(dirname "$0")/lib.sh"
 
 need_python3
@@ -63,6 +66,45 @@ expect_eq "calls in report order" "$(calls "$TMPD/c1.json")" \
 	"c-1 c-2 c-3 z-late a-later l-same m-answered"
 
 expect_same_report "$TMPD/order.pcap" "$TMPD/c1.json" ", grouping in parts" SIPNAB_GROUP_MIN=2
+
+# 4: two non-INVITE exchanges, then carrier.py's calls (a second after them) in another file
+PYTHONPATH="$SIPNAB_SRCDIR/tests" python3 - "$TMPD/other.pcap" <<'EOF' ||
+import sys
+from sip_pcap import SipPcap
+
+cap = SipPcap(sys.argv[1])
+for i, method in enumerate(("OPTIONS", "REGISTER")):
+    for first, dt in (("%s sip:pbx.example SIP/2.0" % method, 0.01), ("SIP/2.0 200 OK", 0.01)):
+        cap.packet("10.0.6.1", "10.0.6.2", "%s\nVia: SIP/2.0/UDP 10.0.6.1:5060;branch=z9hG4bKo%d\n"
+                   "From: <sip:ua@pbx.example>;tag=o%d\nTo: <sip:ua@pbx.example>\n"
+                   "Call-ID: other-%d\nCSeq: 1 %s\nContent-Length: 0\n\n"
+                   % (first, i, i, i, method), dt)
+cap.close()
+EOF
+	fail "generating the OPTIONS and REGISTER capture"
+python3 "$SIPNAB_SRCDIR/bench/carrier.py" --calls 3 --call-ids 0 --stream-pairs 0 \
+	--start 1800000001 --out "$TMPD/inv.pcap" >/dev/null 2>&1 || fail "carrier.py failed"
+# each call: Call-ID and the Call-IDs its streams name
+links() {
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+print(" ".join("%s:%s" % (c["call_id"], "+".join(d["streams"][s]["call_id"] for s in c["streams"]) or "-")
+               for c in d["calls"]))' "$1"
+}
+for cores in 1 2 3; do
+	for opt in "" -c; do
+		SIPNAB_GROUP_MIN=2 "$SIPNAB_BIN" -N $opt -I "$TMPD/other.pcap" -I "$TMPD/inv.pcap" \
+			--cores "$cores" --report=json >"$TMPD/m$opt$cores.json" 2>/dev/null ||
+			fail "sipnab $opt --cores $cores failed"
+	done
+	all=$(links "$TMPD/m$cores.json")
+	expect_eq "no -c, --cores $cores: the two exchanges first" \
+		"$(echo "$all" | cut -d' ' -f1-2)" "other-0:- other-1:-"
+	expect_eq "-c, --cores $cores: the INVITE calls, each with its streams" \
+		"$(links "$TMPD/m-c$cores.json")" "$(echo "$all" | cut -d' ' -f3-)"
+	expect_eq "-c, --cores $cores: three calls, two streams each" \
+		"$(links "$TMPD/m-c$cores.json" | tr ' ' '\n' | grep -c -E '^([^:]+):\1\+\1$')" 3
+done
 
 echo "$checks checks, $fails failed"
 [ "$fails" -eq 0 ]
