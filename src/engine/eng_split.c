@@ -34,8 +34,8 @@
  * n + 2 chunks are in flight, for n no more than the CPUs (one per buffer, or as many read
  * through the mapping; nslots with SIPNAB_MAPPED=1); a chunk's buffer is used again, and its
  * pages of the mapping are given back to the kernel (cap_reader_advise(), in whole 2 MiB
- * blocks: recycle()), once every thread has analysed it, so resident memory stays bounded
- * however large the file.
+ * blocks, SPLIT_GIVE_MIN at a time: recycle()), once every thread has analysed it, so
+ * resident memory stays bounded however large the file.
  */
 #include "config.h"
 
@@ -88,6 +88,16 @@
  * each set's lists with n): uncapped, 99 MiB at 128 threads, where the lists it replaces
  * cost only what they held (review of 4ae7c7b). */
 #define SPLIT_LIST_MEM_MAX ((size_t)8 << 20)
+/*
+ * The mapping is given back this much at a time at least (all that is left at the end of the
+ * input): every give-back of pages that two or more threads have mapped makes the kernel
+ * interrupt the other CPUs to flush their TLBs, an IPI that on the development VM traps to
+ * the hypervisor on both sides (perf: smp_call_function_many_cond and native_write_msr, about
+ * 1 % of a --cores 2 run of c5k, none at one core). A give-back a chunk, 63 a run of c5k:
+ * in two blocks of 2 MiB, bench/ab.sh 0.986 and 0.984 of the time at --cores 2 (401 rounds
+ * each), peak RSS 27.3 -> 29.3 MiB; in four, 0.977-0.992 in four runs, 31.4-33.3 MiB.
+ */
+#define SPLIT_GIVE_MIN ((size_t)4 << 20)
 
 enum slot_state {
 	SLOT_FREE,     /* not in use */
@@ -469,7 +479,8 @@ static void take_buf(struct split *sp, struct slot *s)
  * the mapping to give back: [*lo, *hi), empty when none (lock held).
  *
  * The part given back is whole 2 MiB blocks of the mapping, up to the end of the input
- * (cap_reader_release_floor(): giving back part of a block splits its huge-page entry).
+ * (cap_reader_release_floor(): giving back part of a block splits its huge-page entry), and
+ * at least SPLIT_GIVE_MIN of them unless the input has ended.
  * Read through the mapping (SIPNAB_MAPPED), the chunks start at whole multiples of 2 MiB,
  * where the blocks do (the chunks started 24 bytes past each 2 MiB before, the pcap header,
  * and split 23-24 entries of c5k a run).
@@ -508,7 +519,7 @@ static void recycle(struct split *sp, size_t *lo, size_t *hi)
 	if (done < sp->end) {
 		done = cap_reader_release_floor(sp->rd, done);
 	}
-	if (done > sp->given) {
+	if (done > sp->given && (done - sp->given >= SPLIT_GIVE_MIN || done >= sp->end)) {
 		*lo = sp->given;
 		*hi = done;
 		sp->given = done;
