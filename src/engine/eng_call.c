@@ -879,7 +879,7 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads,
 	struct leg *legs;
 	uint32_t nlegs = 0, ncalls = 0, nroots = 0;
 	uint32_t *start, *members, *roots, *root_of, *msg_at;
-	struct build_ctx b = {0};
+	struct build_ctx b;
 	int64_t capture_end = r->stats.last_ts_ns;
 	uint32_t *msg_leg = sn_xmalloc_full((r->msg_count + 1u) * sizeof(*msg_leg)); /* leg of msg i */
 	/* the legs' lists of messages; first the parts' scratch (group_part()) */
@@ -954,20 +954,12 @@ void eng_calls_build(struct eng_result *r, bool invite_only, uint32_t threads,
 	r->call_msgs = sn_xmalloc((r->msg_count + 1u) * sizeof(*r->call_msgs));
 	r->call_leg_ids = sn_xmalloc((nlegs + 1u) * sizeof(*r->call_leg_ids));
 	r->calls = sn_xmalloc((nroots + 1u) * sizeof(*r->calls));
-	b.r = r;
-	b.legs = legs;
-	b.leg_call_ids = leg_call_ids;
-	b.leg_msgs = leg_msgs;
-	b.leg_start = leg_start;
-	b.capture_end = capture_end;
-	b.nlegs = nlegs;
-	b.nroots = nroots;
-	b.roots = roots;
-	b.start = start;
-	b.members = members;
-	b.msg_at = msg_at;
-	b.calls = r->calls;
-	b.call_of = call_of;
+	b = (struct build_ctx){
+		.r = r, .legs = legs, .leg_call_ids = leg_call_ids, .leg_msgs = leg_msgs,
+		.leg_start = leg_start, .capture_end = capture_end, .roots = roots, .start = start,
+		.members = members, .msg_at = msg_at, .calls = r->calls, .call_of = call_of,
+		.nlegs = nlegs, .nroots = nroots,
+	};
 	atomic_init(&b.ready_taken, false);
 	sn_pool_for(nlegs, par_threads(nlegs, threads), PAR_GRAIN, leg_item, &b);
 	if (!atomic_load_explicit(&b.ready_taken, memory_order_relaxed)) {
