@@ -87,6 +87,14 @@ void sn_mem_release(void *p, size_t n);
 void sn_mem_populate(void *p, size_t n);
 
 /**
+ * sn_mem_populate() for a range that other threads may be writing while it runs: it never
+ * changes the contents (MADV_POPULATE_WRITE only maps pages in; a page already written stays
+ * as it is). For fresh memory that one thread faults in while the others fill it
+ * (eng_call.c, ready_arrays()). Only an optimisation: nothing depends on it.
+ */
+void sn_mem_prefault(void *p, size_t n);
+
+/**
  * A number from environment variable @p name (decimal; what follows the digits is ignored),
  * for the settings that tests and benchmarks change: @p dflt when it is unset, not a number,
  * below @p min or above UINT32_MAX.

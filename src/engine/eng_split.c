@@ -480,7 +480,8 @@ static void take_buf(struct split *sp, struct slot *s)
  *
  * The part given back is whole 2 MiB blocks of the mapping, up to the end of the input
  * (cap_reader_release_floor(): giving back part of a block splits its huge-page entry), and
- * at least SPLIT_GIVE_MIN of them unless the input has ended.
+ * at least SPLIT_GIVE_MIN of them unless the input has ended (at the file's end, or at an
+ * error: the chunks up to sp->last all analysed).
  * Read through the mapping (SIPNAB_MAPPED), the chunks start at whole multiples of 2 MiB,
  * where the blocks do (the chunks started 24 bytes past each 2 MiB before, the pcap header,
  * and split 23-24 entries of c5k a run).
@@ -519,7 +520,9 @@ static void recycle(struct split *sp, size_t *lo, size_t *hi)
 	if (done < sp->end) {
 		done = cap_reader_release_floor(sp->rd, done);
 	}
-	if (done > sp->given && (done - sp->given >= SPLIT_GIVE_MIN || done >= sp->end)) {
+	if (done > sp->given &&
+	    (done - sp->given >= SPLIT_GIVE_MIN || done >= sp->end ||
+	     sp->released >= atomic_load_explicit(&sp->last, memory_order_relaxed))) {
 		*lo = sp->given;
 		*hi = done;
 		sp->given = done;
