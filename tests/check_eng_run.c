@@ -13,7 +13,9 @@
  * than a list's part holds) makes them move to blocks of their own, and at 64 threads the
  * block has parts for only some of the lists; every record must still reach its engine in
  * order. Read with pread(), the sharded reader never maps the file's pages in; read through
- * the mapping, it gives them back.
+ * the mapping, it gives them back. Times that go back and repeat (within a worker and across
+ * them) still come out in the order of time, then offset, the same at every core count: the
+ * workers sort their own messages and write the keys the merge reads (eng_msgs_sort()).
  */
 #include "config.h"
 
@@ -339,6 +341,65 @@ START_TEST(mapped_small_records)
 }
 END_TEST
 
+/*
+ * Messages whose times jump back and repeat: record i at second (i * 7) % 50, microsecond
+ * (i % 3) * 1000, so each time recurs about 100 times, over many host pairs (workers) and
+ * within each. The order is time, then offset, on every core count, and the calls are the same.
+ */
+#define UNORDERED_MSGS 6000u
+
+static void run_unordered(const char *path, uint32_t cores, uint64_t *order_hash,
+			  uint32_t *calls)
+{
+	struct cap_merge *m;
+	struct eng_result *r = run_file(path, cores, false, false, 0, &m);
+	uint64_t h = 1469598103934665603u;
+
+	ck_assert_uint_eq(r->msg_count, UNORDERED_MSGS);
+	for (uint32_t i = 0; i < r->msg_count; i++) {
+		const struct eng_msg *a = i ? r->msgs[i - 1] : NULL, *b = r->msgs[i];
+
+		ck_assert_msg(!a || a->ts_ns < b->ts_ns || (a->ts_ns == b->ts_ns && a->offset < b->offset),
+			      "--cores %u: messages %u and %u out of order", cores, i - 1, i);
+		h = (h ^ b->offset) * 1099511628211u;
+	}
+	*order_hash = h;
+	*calls = r->call_count;
+	eng_result_free(r);
+	cap_merge_free(m);
+}
+
+START_TEST(mapped_unordered_times)
+{
+	char path[64] = "/tmp/check_eng_run_u.XXXXXX";
+	uint8_t rec[1024];
+	uint64_t h1, h;
+	uint32_t calls1, calls;
+	FILE *f = udp_pcap_create(path);
+
+	ck_assert_ptr_nonnull(f);
+	for (uint32_t i = 0; i < UNORDERED_MSGS; i++) {
+		size_t n = make_record(rec, i);
+
+		/* the time make_record() wrote, replaced (the record header's first 8 bytes) */
+		udp_pcap_put32(rec, 1767225600u + (i * 7u) % 50u);
+		udp_pcap_put32(rec + 4, (i % 3u) * 1000u);
+		ck_assert_uint_eq(fwrite(rec, 1, n, f), n);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	run_unordered(path, 1, &h1, &calls1);
+	ck_assert_uint_eq(calls1, UNORDERED_MSGS);
+	setenv("SIPNAB_SPLIT_CHUNK", "65536", 1);
+	for (uint32_t cores = 2; cores <= 4; cores++) {
+		run_unordered(path, cores, &h, &calls);
+		ck_assert_msg(h == h1, "--cores %u orders the messages differently", cores);
+		ck_assert_uint_eq(calls, calls1);
+	}
+	unsetenv("SIPNAB_SPLIT_CHUNK");
+	unlink(path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("eng_run");
@@ -358,6 +419,7 @@ int main(void)
 	tcase_add_test(tc, mapped_past_reservation);
 	tcase_add_test(tc, mapped_reservation_too_small);
 	tcase_add_test(tc, mapped_small_records);
+	tcase_add_test(tc, mapped_unordered_times);
 	tcase_add_test(tc, sharded_mapping_untouched);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -72,6 +72,10 @@ struct eng_config {
 				      * windows (cap_reader_read_windowed(); eng_run() sets it):
 				      * a message that lies in one record is referred to there,
 				      * as for records read through the mapping, not copied */
+	bool merge_keys;             /* several workers: eng_msgs_sort() writes each message's
+				      * time and Call-ID hash into an array of their own, which
+				      * the merge of the workers' messages reads (eng_merge.c);
+				      * eng_run() sets it */
 	bool copy_messages;          /* keep a copy of every SIP message's bytes that the input
 				      * does not keep (reassembled TCP/WebSocket/fragments, and all
 				      * of streamed gzip or pipe input), for views that show them;

@@ -71,6 +71,12 @@ struct eng_rtcp_pkt {
 
 struct ws_msg;
 
+/* A message's time and Call-ID hash (eng_config.merge_keys): 16 bytes where the message is 216 */
+struct eng_msg_key {
+	int64_t ts_ns;
+	uint32_t call_id_hash;
+};
+
 struct eng {
 	struct eng_config cfg;
 	struct eng_stats st;
@@ -105,6 +111,7 @@ struct eng {
 	/* outputs */
 	struct eng_msg *msgs;         /* owned array */
 	bool msgs_sorted;             /* compacted and sorted (eng_msgs_sort()); no more come */
+	struct eng_msg_key *msg_keys; /* msg_count, with cfg.merge_keys once sorted; owned */
 	uint32_t msg_count, msg_cap;
 	uint32_t msgs_populated;      /* msgs[0, this) faulted in ahead (eng_msg_record()) */
 	struct eng_flow *flows;       /* owned array */

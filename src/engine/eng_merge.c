@@ -94,19 +94,43 @@ static int msg_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
+/*
+ * With eng_config.merge_keys, the sorted messages' times and Call-ID hashes go into an array
+ * of their own (e->msg_keys), on the worker's thread: the merge of several workers' arrays
+ * (merge_part()) read the time of every message and its hash from the messages themselves,
+ * two lines of each of the 216-byte messages that the other CPU wrote, 4.5 MiB for c5k's
+ * 35,000; it reads 16 bytes a message now.
+ */
+static void msg_key_set(struct eng *e, uint32_t i)
+{
+	e->msg_keys[i].ts_ns = e->msgs[i].ts_ns;
+	e->msg_keys[i].call_id_hash = e->msgs[i].call_id_hash;
+}
+
 void eng_msgs_sort(struct eng *e)
 {
 	if (!e->msgs_sorted) {
 		uint32_t i = 1;
+		bool keys = e->cfg.merge_keys && e->msg_count > 0;
 
 		eng_msgs_compact(e);
+		if (keys) {
+			e->msg_keys = sn_xmalloc(e->msg_count * sizeof(*e->msg_keys));
+			msg_key_set(e, 0);
+		}
 		/* a worker's messages come in capture order, so usually in time order already:
-		 * one pass checks that before paying for a sort */
+		 * one pass checks that before paying for a sort (and writes the keys) */
 		while (i < e->msg_count && msg_cmp(&e->msgs[i - 1], &e->msgs[i]) < 0) {
+			if (keys) {
+				msg_key_set(e, i);
+			}
 			i++;
 		}
 		if (i < e->msg_count) {
 			qsort(e->msgs, e->msg_count, sizeof(*e->msgs), msg_cmp);
+			for (uint32_t k = 0; keys && k < e->msg_count; k++) {
+				msg_key_set(e, k);
+			}
 		}
 		e->msgs_sorted = true;
 	}
@@ -171,16 +195,28 @@ static void merge_part(void *ctx, uint32_t t)
 	}
 	for (uint32_t k = 0; k < total; k++) {
 		size_t best = SIZE_MAX;
+		int64_t best_ts = 0;
 
 		for (size_t i = 0; i < j->count; i++) {
-			if (pos[i] < hi[i] &&
-			    (best == SIZE_MAX || msg_cmp(&j->engines[i]->msgs[pos[i]],
-							 &j->engines[best]->msgs[pos[best]]) < 0)) {
+			const struct eng *e = j->engines[i];
+			int64_t ts;
+
+			if (pos[i] >= hi[i]) {
+				continue;
+			}
+			ts = e->msg_keys ? e->msg_keys[pos[i]].ts_ns : e->msgs[pos[i]].ts_ns;
+			if (best == SIZE_MAX || ts < best_ts ||
+			    (ts == best_ts && msg_cmp(&e->msgs[pos[i]],
+						      &j->engines[best]->msgs[pos[best]]) < 0)) {
 				best = i;
+				best_ts = ts;
 			}
 		}
-		out[k] = &j->engines[best]->msgs[pos[best]++];
-		hash[k] = out[k]->call_id_hash;
+		out[k] = &j->engines[best]->msgs[pos[best]];
+		hash[k] = j->engines[best]->msg_keys
+				  ? j->engines[best]->msg_keys[pos[best]].call_id_hash
+				  : out[k]->call_id_hash;
+		pos[best]++;
 	}
 	free(pos);
 }

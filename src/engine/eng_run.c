@@ -453,6 +453,7 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *run
 	if (!with_reserve.eng.keep_huge) {
 		with_reserve.eng.keep_huge = keep_huge(m, n);
 	}
+	with_reserve.eng.merge_keys = n > 1;
 	if (n == 1 && (!getenv("SIPNAB_FORCE_SPLIT") || !cap_merge_single(m))) {
 		/* one file is read through its mapping while its read lease holds it still (until
 		 * another program waits for it: run_single()), else in windows of the reader's own

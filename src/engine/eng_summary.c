@@ -515,5 +515,7 @@ void eng_msgs_free(struct eng *e)
 	e->oldest = e->youngest = e->cc_free = NULL;
 	free(e->msgs);
 	e->msgs = NULL;
+	free(e->msg_keys);
+	e->msg_keys = NULL;
 	e->msg_count = e->msg_cap = e->msgs_populated = 0;
 }
