@@ -111,9 +111,10 @@ void eng_msgs_sort(struct eng *e)
 {
 	if (!e->msgs_sorted) {
 		uint32_t i = 1;
-		bool keys = e->cfg.merge_keys && e->msg_count > 0;
+		bool keys;
 
 		eng_msgs_compact(e);
+		keys = e->cfg.merge_keys && e->msg_count > 0; /* as many as are left */
 		if (keys) {
 			e->msg_keys = sn_xmalloc(e->msg_count * sizeof(*e->msg_keys));
 			msg_key_set(e, 0);
