@@ -14,8 +14,10 @@
  * block has parts for only some of the lists; every record must still reach its engine in
  * order. Read with pread(), the sharded reader never maps the file's pages in; read through
  * the mapping, it gives them back. Times that go back and repeat (within a worker and across
- * them) still come out in the order of time, then offset, the same at every core count: the
- * workers sort their own messages and write the keys the merge reads (eng_msgs_sort()).
+ * them) still come out in the order of time, then offset, and Call-IDs spread over several
+ * workers make the same calls, at every core count and with either reader: the workers sort
+ * their own messages and write the keys (times, Call-ID hashes) the merge reads
+ * (eng_msgs_sort()).
  */
 #include "config.h"
 
@@ -343,28 +345,53 @@ END_TEST
 
 /*
  * Messages whose times jump back and repeat: record i at second (i * 7) % 50, microsecond
- * (i % 3) * 1000, so each time recurs about 100 times, over many host pairs (workers) and
- * within each. The order is time, then offset, on every core count, and the calls are the same.
+ * (i % 3) * 1000 (150 distinct times, each about 87 times), over 200 host pairs (workers) and
+ * within each; Call-ID opt-<i % 997>, so that a Call-ID's messages come from several workers
+ * (the merge's keys carry the Call-IDs' hashes to the grouping). Enough messages for the merge
+ * to run in three parts at three and four cores, cut among equal times. The order is time,
+ * then offset, on every core count, with the sharded reader and with the single reader
+ * (SIPNAB_NO_SPLIT), and the calls are the same: one per Call-ID, with the same messages.
  */
-#define UNORDERED_MSGS 6000u
+#define UNORDERED_MSGS 13000u
+#define UNORDERED_CIDS 997u
 
-static void run_unordered(const char *path, uint32_t cores, uint64_t *order_hash,
-			  uint32_t *calls)
+struct unordered {
+	uint64_t order; /* a hash of the messages' offsets, in order */
+	uint64_t calls; /* a hash of the calls' Call-IDs and message offsets */
+	uint32_t call_count;
+};
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		h = (h ^ ((const uint8_t *)p)[i]) * 1099511628211u;
+	}
+	return h;
+}
+
+static void run_unordered(const char *path, uint32_t cores, struct unordered *u)
 {
 	struct cap_merge *m;
 	struct eng_result *r = run_file(path, cores, false, false, 0, &m);
-	uint64_t h = 1469598103934665603u;
 
 	ck_assert_uint_eq(r->msg_count, UNORDERED_MSGS);
+	u->order = u->calls = 1469598103934665603u;
 	for (uint32_t i = 0; i < r->msg_count; i++) {
 		const struct eng_msg *a = i ? r->msgs[i - 1] : NULL, *b = r->msgs[i];
 
 		ck_assert_msg(!a || a->ts_ns < b->ts_ns || (a->ts_ns == b->ts_ns && a->offset < b->offset),
 			      "--cores %u: messages %u and %u out of order", cores, i - 1, i);
-		h = (h ^ b->offset) * 1099511628211u;
+		u->order = fnv(u->order, &b->offset, sizeof(b->offset));
 	}
-	*order_hash = h;
-	*calls = r->call_count;
+	for (uint32_t k = 0; k < r->call_count; k++) {
+		const struct eng_call *c = &r->calls[k];
+
+		u->calls = fnv(u->calls, c->call_id, strlen(c->call_id) + 1);
+		for (uint32_t j = 0; j < c->msg_count; j++) {
+			u->calls = fnv(u->calls, &r->msgs[c->msgs[j]]->offset, sizeof(uint64_t));
+		}
+	}
+	u->call_count = r->call_count;
 	eng_result_free(r);
 	cap_merge_free(m);
 }
@@ -373,28 +400,41 @@ START_TEST(mapped_unordered_times)
 {
 	char path[64] = "/tmp/check_eng_run_u.XXXXXX";
 	uint8_t rec[1024];
-	uint64_t h1, h;
-	uint32_t calls1, calls;
+	struct unordered one, many;
 	FILE *f = udp_pcap_create(path);
 
 	ck_assert_ptr_nonnull(f);
 	for (uint32_t i = 0; i < UNORDERED_MSGS; i++) {
-		size_t n = make_record(rec, i);
+		char sip[512];
+		const uint8_t src[4] = {10, 0, (uint8_t)(i % 200), 1}, dst[4] = {10, 0, 0, 2};
+		int n = snprintf(sip, sizeof(sip),
+				 "OPTIONS sip:b@10.0.0.2 SIP/2.0\r\n"
+				 "Via: SIP/2.0/UDP 10.0.%u.1:5060;branch=z9hG4bK%u\r\n"
+				 "From: <sip:a@10.0.0.1>;tag=%u\r\nTo: <sip:b@10.0.0.2>\r\n"
+				 "Call-ID: opt-%u@10.0.0.1\r\nCSeq: %u OPTIONS\r\nMax-Forwards: 70\r\n"
+				 "Content-Length: 0\r\n\r\n",
+				 i % 200, i, i % UNORDERED_CIDS, i % UNORDERED_CIDS, 1 + i / UNORDERED_CIDS);
+		size_t len = udp_pcap_record(rec, 1767225600u + (i * 7u) % 50u, (i % 3u) * 1000u, src,
+					     5060, dst, 5060, sip, (size_t)n);
 
-		/* the time make_record() wrote, replaced (the record header's first 8 bytes) */
-		udp_pcap_put32(rec, 1767225600u + (i * 7u) % 50u);
-		udp_pcap_put32(rec + 4, (i % 3u) * 1000u);
-		ck_assert_uint_eq(fwrite(rec, 1, n, f), n);
+		ck_assert_uint_eq(fwrite(rec, 1, len, f), len);
 	}
 	ck_assert_int_eq(fclose(f), 0);
-	run_unordered(path, 1, &h1, &calls1);
-	ck_assert_uint_eq(calls1, UNORDERED_MSGS);
+	run_unordered(path, 1, &one);
+	ck_assert_uint_eq(one.call_count, UNORDERED_CIDS);
 	setenv("SIPNAB_SPLIT_CHUNK", "65536", 1);
-	for (uint32_t cores = 2; cores <= 4; cores++) {
-		run_unordered(path, cores, &h, &calls);
-		ck_assert_msg(h == h1, "--cores %u orders the messages differently", cores);
-		ck_assert_uint_eq(calls, calls1);
+	for (uint32_t cores = 2; cores <= 5; cores++) {
+		/* 5: the single reader and its workers (SIPNAB_NO_SPLIT) at two cores */
+		if (cores == 5) {
+			setenv("SIPNAB_NO_SPLIT", "1", 1);
+		}
+		run_unordered(path, cores == 5 ? 2 : cores, &many);
+		ck_assert_msg(many.order == one.order, "--cores %u orders the messages differently",
+			      cores);
+		ck_assert_uint_eq(many.call_count, one.call_count);
+		ck_assert_msg(many.calls == one.calls, "--cores %u makes other calls", cores);
 	}
+	unsetenv("SIPNAB_NO_SPLIT");
 	unsetenv("SIPNAB_SPLIT_CHUNK");
 	unlink(path);
 }

@@ -97,9 +97,11 @@ static int msg_cmp(const void *pa, const void *pb)
 /*
  * With eng_config.merge_keys, the sorted messages' times and Call-ID hashes go into an array
  * of their own (e->msg_keys), on the worker's thread: the merge of several workers' arrays
- * (merge_part()) read the time of every message and its hash from the messages themselves,
- * two lines of each of the 216-byte messages that the other CPU wrote, 4.5 MiB for c5k's
- * 35,000; it reads 16 bytes a message now.
+ * (merge_part()) read the time of every message and its hash from the messages themselves
+ * before, two lines of each of the 216-byte messages that the other CPU wrote, 4.5 MiB for
+ * c5k's 35,000. It reads 16 bytes a message now, and both whole messages only where two
+ * times are equal. The keys hold while the messages stay as sorted: eng_msgs_compact() drops
+ * them when it takes messages out.
  */
 static void msg_key_set(struct eng *e, uint32_t i)
 {

@@ -183,6 +183,9 @@ void eng_msgs_compact(struct eng *e)
 	e->msg_count = n;
 	e->msgs_evicted = 0;
 	e->msgs_populated = n;
+	/* the merge's keys (eng_msgs_sort()) no longer match: it reads the messages instead */
+	free(e->msg_keys);
+	e->msg_keys = NULL;
 	/* give memory back when the array is mostly empty (rotation bounds memory over a long
 	 * capture); keep room to grow so that this does not repeat at every eviction */
 	if (e->msg_cap > 1024 && n < e->msg_cap / 4) {
