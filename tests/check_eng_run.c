@@ -40,22 +40,28 @@
 static char gz_path[64];
 static char plain_path[64];
 
-/* One Ethernet/IPv4/UDP record carrying an OPTIONS request with Call-ID opt-<i>. */
-static size_t make_record(uint8_t *buf, uint32_t i)
+/* Record @p i: an OPTIONS request with Call-ID opt-<cid> (and From tag cid), CSeq @p cseq,
+ * at @p sec.@p usec, from host 10.0.<i%200>.1 to 10.0.0.2 (many host pairs for the workers). */
+static size_t make_record_at(uint8_t *buf, uint32_t i, uint32_t cid, uint32_t cseq,
+			     uint32_t sec, uint32_t usec)
 {
 	char sip[512];
 	int n = snprintf(sip, sizeof(sip),
 			 "OPTIONS sip:b@10.0.0.2 SIP/2.0\r\n"
 			 "Via: SIP/2.0/UDP 10.0.%u.1:5060;branch=z9hG4bK%u\r\n"
 			 "From: <sip:a@10.0.0.1>;tag=%u\r\nTo: <sip:b@10.0.0.2>\r\n"
-			 "Call-ID: opt-%u@10.0.0.1\r\nCSeq: 1 OPTIONS\r\nMax-Forwards: 70\r\n"
+			 "Call-ID: opt-%u@10.0.0.1\r\nCSeq: %u OPTIONS\r\nMax-Forwards: 70\r\n"
 			 "Content-Length: 0\r\n\r\n",
-			 i % 200, i, i, i);
-	/* hosts 10.0.<i%200>.1 -> 10.0.0.2: many host pairs for the workers */
+			 i % 200, i, cid, cid, cseq);
 	const uint8_t src[4] = {10, 0, (uint8_t)(i % 200), 1}, dst[4] = {10, 0, 0, 2};
 
-	return udp_pcap_record(buf, 1767225600u + i / 100, (i % 100) * 10000u, src, 5060, dst,
-			       5060, sip, (size_t)n);
+	return udp_pcap_record(buf, sec, usec, src, 5060, dst, 5060, sip, (size_t)n);
+}
+
+/* One Ethernet/IPv4/UDP record carrying an OPTIONS request with Call-ID opt-<i>. */
+static size_t make_record(uint8_t *buf, uint32_t i)
+{
+	return make_record_at(buf, i, i, 1, 1767225600u + i / 100, (i % 100) * 10000u);
 }
 
 static void setup(void)
@@ -405,17 +411,8 @@ START_TEST(mapped_unordered_times)
 
 	ck_assert_ptr_nonnull(f);
 	for (uint32_t i = 0; i < UNORDERED_MSGS; i++) {
-		char sip[512];
-		const uint8_t src[4] = {10, 0, (uint8_t)(i % 200), 1}, dst[4] = {10, 0, 0, 2};
-		int n = snprintf(sip, sizeof(sip),
-				 "OPTIONS sip:b@10.0.0.2 SIP/2.0\r\n"
-				 "Via: SIP/2.0/UDP 10.0.%u.1:5060;branch=z9hG4bK%u\r\n"
-				 "From: <sip:a@10.0.0.1>;tag=%u\r\nTo: <sip:b@10.0.0.2>\r\n"
-				 "Call-ID: opt-%u@10.0.0.1\r\nCSeq: %u OPTIONS\r\nMax-Forwards: 70\r\n"
-				 "Content-Length: 0\r\n\r\n",
-				 i % 200, i, i % UNORDERED_CIDS, i % UNORDERED_CIDS, 1 + i / UNORDERED_CIDS);
-		size_t len = udp_pcap_record(rec, 1767225600u + (i * 7u) % 50u, (i % 3u) * 1000u, src,
-					     5060, dst, 5060, sip, (size_t)n);
+		size_t len = make_record_at(rec, i, i % UNORDERED_CIDS, 1 + i / UNORDERED_CIDS,
+					    1767225600u + (i * 7u) % 50u, (i % 3u) * 1000u);
 
 		ck_assert_uint_eq(fwrite(rec, 1, len, f), len);
 	}
