@@ -109,6 +109,17 @@ static void msg_key_set(struct eng *e, uint32_t i)
 	e->msg_keys[i].call_id_hash = e->msgs[i].call_id_hash;
 }
 
+/* Message @p i's time and Call-ID hash: from its key when its worker wrote keys. */
+static int64_t msg_ts_at(const struct eng *e, uint32_t i)
+{
+	return e->msg_keys ? e->msg_keys[i].ts_ns : e->msgs[i].ts_ns;
+}
+
+static uint32_t msg_hash_at(const struct eng *e, uint32_t i)
+{
+	return e->msg_keys ? e->msg_keys[i].call_id_hash : e->msgs[i].call_id_hash;
+}
+
 void eng_msgs_sort(struct eng *e)
 {
 	if (!e->msgs_sorted) {
@@ -207,7 +218,7 @@ static void merge_part(void *ctx, uint32_t t)
 			if (pos[i] >= hi[i]) {
 				continue;
 			}
-			ts = e->msg_keys ? e->msg_keys[pos[i]].ts_ns : e->msgs[pos[i]].ts_ns;
+			ts = msg_ts_at(e, pos[i]);
 			if (best == SIZE_MAX || ts < best_ts ||
 			    (ts == best_ts && msg_cmp(&e->msgs[pos[i]],
 						      &j->engines[best]->msgs[pos[best]]) < 0)) {
@@ -216,9 +227,7 @@ static void merge_part(void *ctx, uint32_t t)
 			}
 		}
 		out[k] = &j->engines[best]->msgs[pos[best]];
-		hash[k] = j->engines[best]->msg_keys
-				  ? j->engines[best]->msg_keys[pos[best]].call_id_hash
-				  : out[k]->call_id_hash;
+		hash[k] = msg_hash_at(j->engines[best], pos[best]);
 		pos[best]++;
 	}
 	free(pos);
