@@ -94,9 +94,11 @@ expect_eq "scaling.sh: method" "$(grep -c '^  wall time including start-up (benc
 # interleaved rounds, the rows in order in odd rounds and in reverse in even ones
 expect_eq "scaling.sh: interleaved rounds" "$(grep -c '^  run 1: c1 [0-9.]* c2 [0-9.]*\( 2x1 [0-9.]*\)\?$' "$TMPD/scaling.err"),$(grep -c '^  run 2: \(2x1 [0-9.]* \)\?c2 [0-9.]* c1 [0-9.]*$' "$TMPD/scaling.err")" "1,1"
 if [ "$(nproc)" -gt 1 ]; then
-	# twice the work: its pkts/s is 2 x PACKETS over its own median (to the table's rounding)
+	# twice the work: its pkts/s is 2 x PACKETS over its own median, which the table rounds
+	# to the millisecond (a run here takes a few: a bound of 10 % failed once, under make -j2
+	# check); the median the pkts/s imply lies within that rounding of the one printed
 	expect_eq "scaling.sh: two runs at once count twice the packets" \
-		"$(rows "$TMPD/scaling.md" | awk -F'|' '$2 ~ /at once/ { gsub(/[ ,]/, "", $6); x = $6 * $3 / (2 * 2140); print (x > 0.9 && x < 1.1) }')" 1
+		"$(rows "$TMPD/scaling.md" | awk -F'|' '$2 ~ /at once/ { gsub(/[ ,]/, "", $6); m = 2 * 2140 / $6; d = m - $3; if (d < 0) d = -d; print ($6 > 0 && d <= 0.0005 + 0.02 * m) }')" 1
 	# the 2-core row against the pair, recomputed from the rounds' times on stderr (printed to
 	# 0.1 ms, so within 15 %: a run here takes a few ms)
 	got=$(sed -n 's/^--cores 2 against that ceiling: \([0-9.]*\) .*/\1/p' "$TMPD/scaling.md")
