@@ -65,6 +65,10 @@ struct eng_config {
 	size_t msgs_reserve;         /* bytes of address space the message array starts with, so
 				      * that it seldom moves; less than 1,024 messages' worth: it
 				      * grows from 1,024. eng_run() chooses it when 0 (eng_run.c) */
+	size_t flows_reserve;        /* bytes of address space the RTP flow array moves to when
+				      * it outgrows its first 256 flows (bounded by max_streams);
+				      * less than 513 flows' worth: none, it doubles. eng_run()
+				      * chooses it when 0 (eng_run.c) */
 	size_t keep_huge;            /* bytes of the keep arena's first blocks that are whole huge
 				      * pages (sn_arena.huge_max); 0 = none. For a mapped file
 				      * eng_run() shares ENG_KEEP_HUGE out over the engines */

@@ -149,9 +149,25 @@ static struct eng_flow *flow_get(struct eng *e, const struct cap_packet *pkt, ui
 		h = (h + 1) & (e->flow_index_cap - 1);
 	}
 	if (e->flow_count == e->flow_cap) {
-		e->flow_cap = e->flow_cap ? e->flow_cap * 2 : 256;
-		e->flows = sn_xgrow(e->flows, e->flow_count * sizeof(*e->flows),
-				    e->flow_cap * sizeof(*e->flows));
+		/* an engine that outgrows its first 256 flows moves them once into address space
+		 * for all it may have (eng_config.flows_reserve, at most what max_streams can
+		 * fill: eng_run.c), where they stay; without it, or past it, the array doubles */
+		size_t reserve = SN_MIN(e->cfg.flows_reserve, (size_t)max * sizeof(*e->flows));
+		uint32_t reserve_cap = (uint32_t)SN_MIN(reserve / sizeof(*e->flows), UINT32_MAX);
+		struct eng_flow *moved;
+
+		if (e->flow_cap != 0 && reserve_cap / 2 > e->flow_cap &&
+		    (moved = sn_malloc_huge((size_t)reserve_cap * sizeof(*e->flows))) != NULL) {
+			sn_mem_populate(moved, (size_t)e->flow_count * sizeof(*e->flows));
+			memcpy(moved, e->flows, (size_t)e->flow_count * sizeof(*e->flows));
+			free(e->flows);
+			e->flows = moved;
+			e->flow_cap = reserve_cap;
+		} else {
+			e->flow_cap = e->flow_cap ? e->flow_cap * 2 : 256;
+			e->flows = sn_xgrow(e->flows, e->flow_count * sizeof(*e->flows),
+					    e->flow_cap * sizeof(*e->flows));
+		}
 		e->flows_populated = e->flow_count; /* the array may have moved */
 	}
 	/* as for the messages: the next stretch of the array in one call, not a page fault every

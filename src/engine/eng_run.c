@@ -407,6 +407,21 @@ static void dispatch_main(void *arg, uint32_t t)
 #define MSGS_RESERVE_MAX ((size_t)32 << 20)
 
 /*
+ * Address space for each engine's RTP flow array (eng_config.flows_reserve): a mapped file's
+ * length shared out over the engines, at most 32 MiB (79,137 flows of 424 bytes) each. An
+ * engine that outgrows its first 256 flows moves them there once (eng_media.c); before, the
+ * array doubled, copied at every doubling at two cores (sn_xgrow() under the heap's pad) and
+ * moved by mremap() past the pad and at one core, after which its pages were slow to touch
+ * again (as the messages' above). bench/ab.sh against c7726d2, make pgo, 2026-12-03: the
+ * 2,000-call sweep capture (4,000 flows) 0.951 of the time at one core and 0.986 at two (41
+ * rounds), 8,000 calls 0.949 and 0.979 (15 rounds), 20,000 calls 0.892 and 0.954 (11 rounds);
+ * c5k (100 flows an engine at two cores, never moved) 0.996 and 0.992 (41 rounds). Moving at
+ * the first flow instead gave c5k's engines a huge page each for their 100 flows: 1.033 at
+ * two cores.
+ */
+#define FLOWS_RESERVE_MAX ((size_t)32 << 20)
+
+/*
  * For a mapped file the engines' keep arenas (the message summaries' strings and SDP) start
  * with whole huge pages, ENG_KEEP_HUGE shared out over them (eng_config.keep_huge; 4 MiB each
  * at two cores, none past four): on the development VM their first writes took about 9 % of
@@ -434,6 +449,14 @@ static size_t msgs_reserve(const struct cap_merge *m, uint32_t n)
 	return SN_MIN(MSGS_RESERVE_MAX, len / n);
 }
 
+static size_t flows_reserve(const struct cap_merge *m, uint32_t n)
+{
+	const struct cap_reader *rd = cap_merge_single(m);
+	size_t len = rd ? cap_reader_mapped_length(rd) : 0;
+
+	return SN_MIN(FLOWS_RESERVE_MAX, len / n);
+}
+
 struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *run,
 			   cap_merge_error_fn *on_error, void *user)
 {
@@ -449,6 +472,9 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *run
 	sn_phase_start(&ph);
 	if (!with_reserve.eng.msgs_reserve) {
 		with_reserve.eng.msgs_reserve = msgs_reserve(m, n);
+	}
+	if (!with_reserve.eng.flows_reserve) {
+		with_reserve.eng.flows_reserve = flows_reserve(m, n);
 	}
 	if (!with_reserve.eng.keep_huge) {
 		with_reserve.eng.keep_huge = keep_huge(m, n);
