@@ -366,7 +366,10 @@ static enum sn_status scan_dealing(struct split *sp, struct slot *s)
  * behind the stores of the records before it into lists that miss the cache. perf put 55 % of
  * split_main()'s samples on that copy. Read in batches, a record is copied once its stores
  * are long written: c5k at --cores 2 took 0.942 of the time (bench/ab.sh, 61 rounds, make
- * pgo, 2026-12-03), the 2,000-call sweep capture 0.980 (41 rounds); the reports are the same.
+ * pgo, 2026-12-03 16:45 UTC), the 2,000-call sweep capture 0.980 (41 rounds); the reports are
+ * the same. Twenty minutes later, with the machine faster, the same pair gave 1.015 (61
+ * rounds): split_main() then had a tenth as many samples on the copy (121 against 1,345 in
+ * ten runs), and the wait comes and goes with how long the stores take to reach the cache.
  */
 #define SCAN_BATCH 32
 
