@@ -67,7 +67,7 @@ struct eng_config {
 				      * grows from 1,024. eng_run() chooses it when 0 (eng_run.c) */
 	size_t flows_reserve;        /* bytes of address space the RTP flow array moves to when
 				      * it outgrows its first 256 flows (bounded by max_streams);
-				      * less than 513 flows' worth: none, it doubles. eng_run()
+				      * less than 514 flows' worth: none, it doubles. eng_run()
 				      * chooses it when 0 (eng_run.c) */
 	size_t keep_huge;            /* bytes of the keep arena's first blocks that are whole huge
 				      * pages (sn_arena.huge_max); 0 = none. For a mapped file
