@@ -441,20 +441,13 @@ static size_t keep_huge(const struct cap_merge *m, uint32_t n)
 	return rd && cap_reader_mapped_length(rd) ? ENG_KEEP_HUGE / n : 0;
 }
 
-static size_t msgs_reserve(const struct cap_merge *m, uint32_t n)
+/* An engine's share of a mapped file's length, at most @p max; 0 for any other input. */
+static size_t input_share(const struct cap_merge *m, uint32_t n, size_t max)
 {
 	const struct cap_reader *rd = cap_merge_single(m);
 	size_t len = rd ? cap_reader_mapped_length(rd) : 0;
 
-	return SN_MIN(MSGS_RESERVE_MAX, len / n);
-}
-
-static size_t flows_reserve(const struct cap_merge *m, uint32_t n)
-{
-	const struct cap_reader *rd = cap_merge_single(m);
-	size_t len = rd ? cap_reader_mapped_length(rd) : 0;
-
-	return SN_MIN(FLOWS_RESERVE_MAX, len / n);
+	return SN_MIN(max, len / n);
 }
 
 struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *run,
@@ -471,10 +464,10 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *run
 
 	sn_phase_start(&ph);
 	if (!with_reserve.eng.msgs_reserve) {
-		with_reserve.eng.msgs_reserve = msgs_reserve(m, n);
+		with_reserve.eng.msgs_reserve = input_share(m, n, MSGS_RESERVE_MAX);
 	}
 	if (!with_reserve.eng.flows_reserve) {
-		with_reserve.eng.flows_reserve = flows_reserve(m, n);
+		with_reserve.eng.flows_reserve = input_share(m, n, FLOWS_RESERVE_MAX);
 	}
 	if (!with_reserve.eng.keep_huge) {
 		with_reserve.eng.keep_huge = keep_huge(m, n);
