@@ -230,6 +230,21 @@ bool cap_reader_mapped(const struct cap_reader *r);
  */
 bool cap_reader_read_windowed(struct cap_reader *r, size_t window);
 /**
+ * Read a mapped file that cap_reader_read_windowed() reads in windows through its mapping
+ * again, from where it is (the records returned so far stay valid; the window is kept for
+ * cap_reader_read_windowed() again; what was read of the mapping is given back once it is
+ * read through it again, behind the reader). Only while the file is held still
+ * (cap_reader_lease()).
+ * @return true when @p r reads through its mapping; false when it cannot (not one mapped
+ *         file read on its own, or its reading failed or found the file cut): nothing changes
+ */
+bool cap_reader_read_mapped(struct cap_reader *r);
+/** Offset in the input of the next record to be read. */
+size_t cap_reader_pos(const struct cap_reader *r);
+/** Whether @p r reads in windows and the next read refills its window (it holds less than
+ *  a record's worth past the reading position, and the file goes on). */
+bool cap_reader_window_spent(const struct cap_reader *r);
+/**
  * Windows that readers of several merged inputs give back when their input ends, for the
  * next ones to reuse (a window already mapped in costs no page faults). One thread uses it.
  */
@@ -375,6 +390,13 @@ bool cap_merge_lease(struct cap_merge *m);
  * @return true when it did
  */
 bool cap_merge_lease_yield(struct cap_merge *m);
+/**
+ * Under cap_merge_lease(): read the only input on from here through its mapping (@p mapped,
+ * cap_reader_read_mapped()) or in windows of @p window bytes (cap_reader_read_windowed(); the
+ * records returned so far must be done with, as their pages of the mapping may go).
+ * @return whether it reads that way now
+ */
+bool cap_merge_read_way(struct cap_merge *m, bool mapped, size_t window);
 /** Let the lease of cap_merge_lease() go. */
 void cap_merge_unlease(struct cap_merge *m);
 /** cap_reader_set_release_lag() on every input. */

@@ -306,6 +306,15 @@ bool cap_merge_lease_yield(struct cap_merge *m)
 	return true;
 }
 
+bool cap_merge_read_way(struct cap_merge *m, bool mapped, size_t window)
+{
+	if (m->count != 1 || !m->readers[0]) {
+		return false;
+	}
+	return mapped ? cap_reader_read_mapped(m->readers[0])
+		      : cap_reader_read_windowed(m->readers[0], window);
+}
+
 void cap_merge_unlease(struct cap_merge *m)
 {
 	cap_reader_unlease(m->readers[0]);

@@ -2186,9 +2186,17 @@ bool cap_reader_read_windowed(struct cap_reader *r, size_t window)
 		return false;
 	}
 	r->windowed = true;
-	r->win_cap = window ? window : CAP_WINDOW;
-	r->win_max = r->win_cap;
-	r->win = sn_xmalloc_huge(r->win_cap);
+	if (!r->win) {
+		/* no larger than the rest of the file */
+		r->win_cap = window ? window
+				    : SN_MIN((size_t)CAP_WINDOW,
+					     SN_MAX(r->map_len - r->pos, (size_t)CAP_WINDOW_MIN));
+		r->win_max = r->win_cap;
+		r->win = sn_xmalloc_huge(r->win_cap);
+		/* fresh memory about to be filled (and a reader that times its reads weighs
+		 * what reading costs, not the window's first faults: eng_ways.h) */
+		sn_mem_populate(r->win, r->win_cap);
+	} /* else read through the mapping again since (cap_reader_read_mapped()): the same one */
 	r->file_len = r->map_len;
 	/* nothing read yet: the first call fills the window from pos */
 	r->buf = r->win;
@@ -2196,6 +2204,38 @@ bool cap_reader_read_windowed(struct cap_reader *r, size_t window)
 	r->len = r->pos;
 	r->prefetched = r->pos;
 	return true;
+}
+
+bool cap_reader_read_mapped(struct cap_reader *r)
+{
+	if (!r->windowed) {
+		return cap_reader_mapped(r);
+	}
+	if (!cap_reader_mapped(r) || r->hooks || r->path || r->io_err || r->shrank ||
+	    r->replaced || r->err_st != SN_OK) {
+		return false;
+	}
+	/* the window is kept for cap_reader_read_windowed() again; its bytes from pos are the
+	 * mapping's at pos */
+	r->windowed = false;
+	r->buf = r->map;
+	r->base = 0;
+	r->len = r->map_len;
+	r->prefetched = r->pos;
+	r->populated = r->pos & ~(size_t)4095;
+	return true;
+}
+
+size_t cap_reader_pos(const struct cap_reader *r)
+{
+	return r->pos;
+}
+
+bool cap_reader_window_spent(const struct cap_reader *r)
+{
+	/* as cap_window_batch() and cap_window_fill() decide */
+	return r->windowed && r->win && r->len < r->file_len &&
+	       r->len - r->pos < SN_MIN(CAP_WINDOW_LOW, r->win_cap / 4 + 1);
 }
 
 bool cap_reader_read_windowed_growing(struct cap_reader *r, size_t first, size_t max,

@@ -143,10 +143,54 @@ static uint64_t give_back(const struct cap_reader *stream, struct worker *w, uin
  */
 #define ENG_LEASE_POLL 8u
 
-/* One thread reads and analyses; @p leased: the file is read through its mapping under its
- * read lease (cap_merge_lease()), until another program waits for it. */
+/*
+ * One reader under the file's lease reads it in stretches, each the way eng_ways.h picks
+ * (through the mapping, or copied into a window of its own), and times each stretch whole,
+ * its reading and its analysis, over the bytes read: the way also costs the analysis
+ * something (what the copy evicts from the caches; the mapping's page walks when it reads a
+ * packet's bytes). A stretch through the mapping is ENG_STRETCH bytes or more; a copied one
+ * ends where its window is spent, so that it holds one refill (a pread() of 2 MiB) whatever
+ * the batches. SIPNAB_READ_STRETCH=BYTES (tests) makes the stretches, and the window, that
+ * small.
+ */
+#define ENG_STRETCH (2u << 20)
+
+struct single_ways {
+	struct eng_ways ways;
+	const struct cap_reader *rd;
+	enum eng_way way;
+	uint64_t stretch; /* the stretch being read */
+	uint64_t t0;      /* when it started */
+	size_t from;      /* where it started */
+	size_t bytes;     /* ENG_STRETCH, or SIPNAB_READ_STRETCH */
+};
+
+/* At a batch's end: when the stretch is over, note it and read the next one its way. */
+static void single_stretch(struct single_ways *sw, struct cap_merge *m)
+{
+	size_t pos = cap_reader_pos(sw->rd);
+	enum eng_way next;
+
+	if (sw->way == ENG_WAY_MAP ? pos - sw->from < sw->bytes
+				   : pos - sw->from < sw->bytes / 2 || !cap_reader_window_spent(sw->rd)) {
+		return;
+	}
+	eng_ways_note(&sw->ways, sw->stretch, sw->way, eng_ways_now() - sw->t0, pos - sw->from);
+	next = eng_ways_pick(&sw->ways, ++sw->stretch);
+	if (next != sw->way &&
+	    cap_merge_read_way(m, next == ENG_WAY_MAP, sw->bytes < ENG_STRETCH ? sw->bytes : 0)) {
+		sw->way = next;
+	}
+	sw->t0 = eng_ways_now();
+	sw->from = pos;
+}
+
+/* One thread reads and analyses; @p leased: the file is held still by its read lease
+ * (cap_merge_lease()) until another program waits for it, and meanwhile read as @p map says
+ * (through the mapping, or each stretch the way that costs least); then in windows. */
 static struct eng_result *run_single(struct cap_merge *m, const struct eng_config *cfg,
-				     bool leased, cap_merge_error_fn *on_error, void *user)
+				     enum eng_map map, bool leased, cap_merge_error_fn *on_error,
+				     void *user)
 {
 	struct eng *e = eng_new(cfg);
 	struct cap_record *recs = sn_xmalloc(ENG_READ_BATCH * sizeof(*recs));
@@ -155,29 +199,48 @@ static struct eng_result *run_single(struct cap_merge *m, const struct eng_confi
 	bool wanted = false;
 	uint64_t wanted_at = 0;
 	struct sn_phase ph;
+	struct single_ways sw = {0};
+	bool choosing = leased && (map == ENG_MAP_CHOOSE || map == ENG_MAP_ALTERNATE);
 
 	sn_phase_start(&ph);
 	/* a batch's records are used before the next batch is read: a small window is enough */
 	cap_merge_set_release_lag(m, 2u << 20);
+	eng_ways_init(&sw.ways, map);
+	if (choosing) {
+		sw.rd = cap_merge_reader(m, 0);
+		sw.bytes = sn_env_u32("SIPNAB_READ_STRETCH", 64, ENG_STRETCH);
+		sw.way = ENG_WAY_MAP; /* as cap_merge_lease() left it */
+		if (eng_ways_pick(&sw.ways, 0) == ENG_WAY_COPY &&
+		    cap_merge_read_way(m, false, sw.bytes < ENG_STRETCH ? sw.bytes : 0)) {
+			sw.way = ENG_WAY_COPY;
+		}
+		sw.from = cap_reader_pos(sw.rd);
+		sw.t0 = eng_ways_now();
+	}
 	while ((n = cap_merge_next_batch(m, recs, ENG_READ_BATCH, on_error, user)) > 0) {
 		eng_packets(e, recs, n);
 		/* the batch is analysed: the mapping may go */
 		if (leased && ++batches % ENG_LEASE_POLL == 0 && cap_merge_lease_yield(m)) {
 			leased = false;
+			choosing = false;
 			wanted = true;
 			wanted_at = recs[n - 1].offset;
+		}
+		if (choosing) {
+			single_stretch(&sw, m);
 		}
 	}
 	if (leased) {
 		cap_merge_unlease(m);
 	}
 	if (getenv("SIPNAB_TIMING") && (leased || wanted)) {
-		fprintf(stderr, "sipnab: timing: one reader through the mapping");
+		fprintf(stderr, "sipnab: timing: one reader under the lease");
 		if (wanted) {
 			fprintf(stderr, " (the lease wanted at byte offset %llu)",
 				(unsigned long long)wanted_at);
 		}
 		fputc('\n', stderr);
+		eng_ways_print(&sw.ways, "stretches");
 	}
 	free(recs);
 	eng_finish(e);
@@ -480,13 +543,13 @@ struct eng_result *eng_run(struct cap_merge *m, const struct eng_run_config *run
 		 * lease, for comparison). c5k took 0.948 and 0.955 of the time through the mapping
 		 * (SIPNAB_MAPPED=1, bench/ab.sh, 31 rounds each), the 2,000-call sweep capture 0.994. */
 		enum eng_map map = eng_env_map();
-		bool leased = map == ENG_MAP_LEASED && cap_merge_lease(m);
+		bool leased = map != ENG_MAP_NEVER && map != ENG_MAP_ALWAYS && cap_merge_lease(m);
 
 		if (leased || (map != ENG_MAP_ALWAYS && cap_merge_read_windowed(m))) {
 			/* messages are referred to there once the records are read in windows */
 			with_reserve.eng.input_map = cap_reader_map(cap_merge_reader(m, 0));
 		}
-		return run_single(m, &cfg->eng, leased, on_error, user);
+		return run_single(m, &cfg->eng, map, leased, on_error, user);
 	}
 	/* either path runs on the pool's helpers: started now, to be asleep and ready when the
 	 * engines are set up */

@@ -5,8 +5,9 @@
  * The file is cut into chunks of 2 MiB less 64 KiB (smaller past six threads at once, and
  * through the mapping: SPLIT_BUF_BYTES).
  * Any thread may read ("scan") any chunk: under the file's read lease (cap_reader_lease(),
- * struct split) it prefaults the chunk's pages of the mapping and reads them there; without
- * one it copies the chunk's bytes and SPLIT_TAIL past them into a buffer with pread() (fill();
+ * struct split) it prefaults the chunk's pages of the mapping and reads them there, or copies
+ * them, whichever way has cost least so far (eng_ways.h); without a lease it copies the
+ * chunk's bytes and SPLIT_TAIL past them into a buffer with pread() (fill();
  * a record reaching past the buffer is read into one of the cursor's own: cap_cursor_fill()).
  * It finds the chunk's first record by resynchronisation (cap_cursor_resync()),
  * reads the records that start inside the chunk and sorts them by the host pair of their
@@ -133,6 +134,12 @@ struct slot {
 	struct rec_list *lists; /* one per thread, while the slot is in use; owned */
 	uint8_t *buf;           /* the chunk's bytes (fill()), while the slot is in use; owned */
 	bool mapped;            /* read through the mapping instead (fill()) */
+	/* for the choice of way: how long the read took (scan()) and, added as each thread has
+	 * analysed its list, the analysis (whose reads of the packets' bytes cost what the
+	 * way costs too: through the mapping, a thread that did not read the chunk walks its
+	 * pages again); noted when the slot is freed, for a chunk read once (timed) */
+	atomic_uint_fast64_t ns;
+	bool timed;
 	atomic_uint pending;    /* threads still to analyse it */
 };
 
@@ -174,9 +181,9 @@ struct split {
 	 * (bench/ab.sh, paired). */
 	uint32_t bufs_max;
 	/*
-	 * Chunks claimed now are read through the mapping (prefaulted) instead of copied into
-	 * buffers: under the file's read lease, or always with SIPNAB_MAPPED=1 (eng_env_map()).
-	 * The copy was the largest cost of reading at two cores: the kernel's _copy_to_iter took
+	 * Chunks claimed now may be read through the mapping (prefaulted) instead of copied into
+	 * buffers: under the file's read lease (then each the way eng_ways.h picks: ways), or
+	 * always with SIPNAB_MAPPED=1 (eng_env_map()). On the VM of 2026-12-02 the copy was the largest cost of reading at two cores: the kernel's _copy_to_iter took
 	 * 1,027 samples of eight c5k runs at one core and 2,150 at two (perf, 10 kHz), and the
 	 * buffers are fresh memory, four huge pages a run at two cores. Read through the
 	 * mapping under SIPNAB_MAPPED=1, c5k at --cores 2 took 0.834, 0.949, 0.949 and 0.975 of
@@ -192,6 +199,9 @@ struct split {
 	 * without leases), every chunk is read with pread().
 	 */
 	bool mapped;
+	/* under the lease, each chunk is read the way that has cost least (eng_ways.h), its
+	 * read and its analysis timed (struct slot) */
+	struct eng_ways ways;
 	bool bounded;      /* no more chunks in flight than bufs_max (all but SIPNAB_MAPPED=1) */
 	bool leased;       /* the lease is held */
 	uint32_t map_live; /* chunks in flight read through the mapping */
@@ -261,16 +271,6 @@ struct split_thread {
 	uint64_t records, scanned; /* for SIPNAB_TIMING */
 };
 
-enum eng_map eng_env_map(void)
-{
-	const char *v = getenv("SIPNAB_MAPPED");
-
-	if (!v) {
-		return ENG_MAP_LEASED;
-	}
-	return strcmp(v, "0") == 0 ? ENG_MAP_NEVER : ENG_MAP_ALWAYS;
-}
-
 static struct slot *slot_of(struct split *sp, uint64_t chunk)
 {
 	return &sp->slots[chunk % sp->nslots];
@@ -314,9 +314,6 @@ static void fill(struct split *sp, struct slot *s, size_t lo, size_t hi)
 	if (s->mapped) {
 		cap_reader_advise(sp->rd, lo, hi - lo, true);
 		return;
-	}
-	if (!s->buf) {
-		s->buf = sn_xmalloc_huge(sp->chunk + SPLIT_TAIL);
 	}
 	(void)cap_cursor_fill(s->cur, s->buf, lo, SN_MIN(hi + SPLIT_TAIL, sp->end) - lo);
 }
@@ -374,8 +371,8 @@ static enum sn_status scan_dealing(struct split *sp, struct slot *s)
  */
 #define SCAN_BATCH 32
 
-/* Read chunk s->chunk into its lists (no lock held; the slot is this thread's). */
-static void scan(struct split *sp, struct slot *s)
+/* scan() but for the buffer and the timing. */
+static void scan_chunk(struct split *sp, struct slot *s)
 {
 	size_t lo = SN_MAX(sp->first, sp->base + s->chunk * sp->chunk);
 	size_t hi = s->chunk + 1 == sp->chunks ? sp->end : sp->base + (s->chunk + 1) * sp->chunk;
@@ -426,6 +423,25 @@ static void scan(struct split *sp, struct slot *s)
 	} while (st == SN_OK);
 	s->end = cap_cursor_pos(s->cur);
 	s->st = st;
+}
+
+/* Read chunk s->chunk into its lists (no lock held; the slot is this thread's), timed. */
+static void scan(struct split *sp, struct slot *s)
+{
+	uint64_t t0;
+
+	if (!s->mapped && !s->buf) {
+		/* a fresh buffer, as large as a chunk's fill() can be (all of a small file):
+		 * faulted in before the read is timed, so that the choice of way weighs what
+		 * reading costs from then on */
+		size_t len = SN_MAX(SN_MIN((size_t)sp->chunk + SPLIT_TAIL, sp->end - sp->first), 64u);
+
+		s->buf = sn_xmalloc_huge(len);
+		sn_mem_populate(s->buf, len);
+	}
+	t0 = eng_ways_now();
+	scan_chunk(sp, s);
+	atomic_store_explicit(&s->ns, eng_ways_now() - t0, memory_order_relaxed);
 }
 
 /* Verify the scanned chunks in order (lock held). */
@@ -523,6 +539,11 @@ static void recycle(struct split *sp, size_t *lo, size_t *hi)
 			break;
 		}
 		done = SN_MIN(sp->base + (sp->released + 1) * sp->chunk, sp->end);
+		if (s->timed) {
+			eng_ways_note(&sp->ways, s->chunk, s->mapped ? ENG_WAY_MAP : ENG_WAY_COPY,
+				      atomic_load_explicit(&s->ns, memory_order_relaxed),
+				      s->end - s->start);
+		}
 		s->state = SLOT_FREE;
 		sp->spare[sp->nspare++] = s->lists;
 		s->lists = NULL;
@@ -586,7 +607,7 @@ static struct slot *claim(struct split *sp)
 		return NULL;
 	}
 	s = slot_of(sp, sp->next_scan);
-	s->mapped = sp->mapped;
+	s->mapped = sp->mapped && eng_ways_pick(&sp->ways, sp->next_scan) == ENG_WAY_MAP;
 	if (s->mapped) {
 		s->buf = NULL; /* unused (fill()) */
 		sp->map_live++;
@@ -641,8 +662,11 @@ static void split_main(void *arg, uint32_t id)
 
 		if (t->next < v && t->next < last) {
 			/* lock-free path: the chunk is verified and nobody writes it any more */
+			uint64_t t0 = eng_ways_now();
+
 			s = slot_of(sp, t->next);
 			analyse(t, t->next);
+			atomic_fetch_add_explicit(&s->ns, eng_ways_now() - t0, memory_order_relaxed);
 			t->next++;
 			if (atomic_fetch_sub_explicit(&s->pending, 1, memory_order_acq_rel) == 1) {
 				pthread_mutex_lock(&sp->lock);
@@ -672,6 +696,7 @@ static void split_main(void *arg, uint32_t id)
 			scan(sp, s);
 			t->scanned++;
 			pthread_mutex_lock(&sp->lock);
+			s->timed = !s->rescan && s->found;
 			s->state = SLOT_SCANNED;
 			verify(sp);
 			pthread_cond_broadcast(&sp->cond);
@@ -710,8 +735,9 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 	}
 	sp.rd = rd;
 	sp.n = n;
-	sp.leased = map == ENG_MAP_LEASED && cap_reader_lease(rd);
+	sp.leased = map != ENG_MAP_NEVER && map != ENG_MAP_ALWAYS && cap_reader_lease(rd);
 	sp.mapped = sp.leased || map == ENG_MAP_ALWAYS;
+	eng_ways_init(&sp.ways, map);
 	sp.bounded = map != ENG_MAP_ALWAYS;
 	sp.engines = engines;
 	sp.nslots = 2 * n + 2;
@@ -786,6 +812,7 @@ bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n
 		}
 		fprintf(stderr, ", threads unpinned %s\n",
 			sn_pool_unpinned() > unpinned ? "yes" : "no");
+		eng_ways_print(&sp.ways, "chunks");
 	}
 	if (sp.err_st != SN_OK && on_error) {
 		on_error(user, 0, sp.err_st, &sp.err);

@@ -7,6 +7,8 @@
 #include "sipnab/cap_reader.h"
 #include "sipnab/eng.h"
 
+#include "eng_ways.h"
+
 /**
  * Read @p rd on @p n threads (the calling thread and n-1 started here), each reading chunks
  * of the file and analysing one share of the host pairs with engines[i], then eng_finish()
@@ -15,13 +17,6 @@
  *         cap_reader_split_begin()); true when every record was analysed. An input that
  *         ends early is reported through @p on_error, as cap_merge_next() would.
  */
-/** How SIPNAB_MAPPED says to read a mapped file (benchmarks and tests): unset, under a read
- *  lease where one can be had (cap_reader_lease(); the sharded reader only); "0", never
- *  through the mapping; anything else, always, with no lease (a file cut under the reader
- *  then kills the process: for comparison only). */
-enum eng_map { ENG_MAP_LEASED, ENG_MAP_NEVER, ENG_MAP_ALWAYS };
-enum eng_map eng_env_map(void);
-
 bool eng_split_run(const struct cap_reader *rd, struct eng **engines, uint32_t n,
 		   cap_merge_error_fn *on_error, void *user);
 
