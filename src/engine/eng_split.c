@@ -431,10 +431,12 @@ static void scan(struct split *sp, struct slot *s)
 	uint64_t t0;
 
 	if (!s->mapped && !s->buf) {
-		/* a fresh buffer, as large as a chunk's fill() can be (all of a small file):
-		 * faulted in before the read is timed, so that the choice of way weighs what
-		 * reading costs from then on */
-		size_t len = SN_MAX(SN_MIN((size_t)sp->chunk + SPLIT_TAIL, sp->end - sp->first), 64u);
+		/* a fresh buffer, as large as a chunk's fill() can be (all of a small file, in a
+		 * huge page from 256 KiB on: sn_huge_round()), faulted in before the read is
+		 * timed, so that the choice of way weighs what reading costs from then on */
+		size_t len = sn_huge_round(SN_MAX(SN_MIN((size_t)sp->chunk + SPLIT_TAIL,
+							 sp->end - sp->first), 64u),
+					   256u << 10);
 
 		s->buf = sn_xmalloc_huge(len);
 		sn_mem_populate(s->buf, len);
