@@ -4,8 +4,8 @@
  * mapping; it keeps the cheaper way, trying the other less and less often while it loses;
  * it follows the file when the cheaper way changes on the way (a file whose first part the
  * page cache holds in small folios); one slow stretch does not make it switch; costs noted
- * out of order (sharded reading) are weighed the same; SIPNAB_MAPPED's fixed ways never
- * change; and "alternate" takes the ways in turn.
+ * out of order (sharded reading) are weighed the same, and a try never noted is given up;
+ * SIPNAB_MAPPED's fixed ways never change; and "alternate" takes the ways in turn.
  */
 #include "config.h"
 
@@ -200,6 +200,32 @@ START_TEST(test_ways_noted_out_of_order)
 }
 END_TEST
 
+START_TEST(test_ways_a_try_never_noted_is_given_up)
+{
+	struct eng_ways w;
+	enum eng_way ways[300];
+
+	/* the mapping cheaper, but its first try (stretch 4) is never noted, as a chunk read
+	 * again is not: the next try comes 64 stretches later, and wins */
+	eng_ways_init(&w, ENG_MAP_CHOOSE);
+	for (uint64_t s = 0; s < 300; s++) {
+		double m, c;
+
+		ways[s] = eng_ways_pick(&w, s);
+		map_cheap(s, &m, &c);
+		if (s != 4) {
+			eng_ways_note(&w, s, ways[s],
+				      (uint64_t)((ways[s] == ENG_WAY_MAP ? m : c) * BYTES), BYTES);
+		}
+	}
+	ck_assert_int_eq(ways[4], ENG_WAY_MAP);
+	ck_assert_uint_eq(count(ways, 5, 68, ENG_WAY_MAP), 0);
+	ck_assert_int_eq(ways[68], ENG_WAY_MAP);
+	ck_assert_int_eq(w.switches, 1);
+	ck_assert_uint_ge(count(ways, 69, 300, ENG_WAY_MAP), 231 - 8);
+}
+END_TEST
+
 START_TEST(test_ways_fixed_and_alternate)
 {
 	struct eng_ways w;
@@ -249,6 +275,7 @@ static Suite *eng_ways_suite(void)
 	tcase_add_test(tc, test_ways_follow_the_file);
 	tcase_add_test(tc, test_ways_one_slow_stretch_is_no_reason);
 	tcase_add_test(tc, test_ways_noted_out_of_order);
+	tcase_add_test(tc, test_ways_a_try_never_noted_is_given_up);
 	tcase_add_test(tc, test_ways_fixed_and_alternate);
 	tcase_add_test(tc, test_ways_from_the_environment);
 	suite_add_tcase(s, tc);

@@ -24,7 +24,7 @@
 #define WAYS_GAP_MAX 64u
 #define WAYS_WARM 2u      /* stretches not weighed: the run's start-up costs */
 #define WAYS_FIRST_TRY 4u /* after two stretches of copying are weighed */
-#define WAYS_TRY 1u   /* stretches a try reads */
+#define WAYS_TRY 1u       /* stretches a try reads */
 #define WAYS_WIN 0.95     /* a try wins below this much of the way in use's cost */
 
 enum eng_map eng_env_map(void)
@@ -70,6 +70,11 @@ enum eng_way eng_ways_pick(struct eng_ways *w, uint64_t s)
 	if (w->map == ENG_MAP_ALTERNATE) {
 		way = s % 2 ? ENG_WAY_COPY : ENG_WAY_MAP;
 	} else if (w->map == ENG_MAP_CHOOSE && s >= WAYS_FIRST_TRY) {
+		if (w->trying && s - w->tried >= WAYS_GAP_MAX) {
+			/* its stretch was never noted (read again from elsewhere, or with no
+			 * record in it: eng_split.c): given up, or there would be no more tries */
+			w->trying = false;
+		}
 		if (!w->trying && (s == WAYS_FIRST_TRY || s - w->tried >= w->gap)) {
 			w->trying = true;
 			w->tried = s;
