@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include <check.h>
@@ -18,22 +19,34 @@
 
 #define BYTES 1000000u
 
-/* Read stretches [0, n) in order, each costing map_ns or copy_ns per byte (by way) as
- * @p cost says for that stretch; the way of each stretch into ways[] when not NULL. */
+/* Read stretches [0, n), each costing map_ns or copy_ns per byte (by way) as @p cost says
+ * for that stretch, the way of each into ways[]: each picked @p lag stretches before it is
+ * noted (sharded reading picks ahead), and stretch @p unnoted never noted (a chunk read
+ * again is not). */
 typedef void cost_fn(uint64_t s, double *map_ns, double *copy_ns);
 
-static void run(struct eng_ways *w, uint64_t from, uint64_t n, cost_fn *cost, enum eng_way *ways)
+static void run_noting(struct eng_ways *w, uint64_t n, cost_fn *cost, enum eng_way *ways,
+		       uint64_t lag, uint64_t unnoted)
 {
-	for (uint64_t s = from; s < n; s++) {
-		enum eng_way way = eng_ways_pick(w, s);
-		double m, c;
-
-		cost(s, &m, &c);
-		if (ways) {
-			ways[s] = way;
+	for (uint64_t s = 0; s < n + lag; s++) {
+		if (s < n) {
+			ways[s] = eng_ways_pick(w, s);
 		}
-		eng_ways_note(w, s, way, (uint64_t)((way == ENG_WAY_MAP ? m : c) * BYTES), BYTES);
+		if (s >= lag && s - lag != unnoted) {
+			uint64_t d = s - lag;
+			double m, c;
+
+			cost(d, &m, &c);
+			eng_ways_note(w, d, ways[d],
+				      (uint64_t)((ways[d] == ENG_WAY_MAP ? m : c) * BYTES), BYTES);
+		}
 	}
+}
+
+/* run_noting() in order, every stretch noted */
+static void run(struct eng_ways *w, uint64_t n, cost_fn *cost, enum eng_way *ways)
+{
+	run_noting(w, n, cost, ways, 0, UINT64_MAX);
 }
 
 static uint64_t count(const enum eng_way *ways, uint64_t from, uint64_t to, enum eng_way way)
@@ -74,7 +87,7 @@ START_TEST(test_ways_copy_first_then_try_the_mapping)
 	enum eng_way ways[8];
 
 	eng_ways_init(&w, ENG_MAP_CHOOSE);
-	run(&w, 0, 8, copy_cheap, ways);
+	run(&w, 8, copy_cheap, ways);
 	for (int s = 0; s < 4; s++) {
 		ck_assert_int_eq(ways[s], ENG_WAY_COPY);
 	}
@@ -91,7 +104,7 @@ START_TEST(test_ways_keep_the_cheaper_and_try_the_other_less_often)
 	enum eng_way ways[400];
 
 	eng_ways_init(&w, ENG_MAP_CHOOSE);
-	run(&w, 0, 400, copy_cheap, ways);
+	run(&w, 400, copy_cheap, ways);
 	ck_assert_int_eq(w.switches, 0);
 	/* tries of one stretch, each lost try doubling the gap to the next: 16, 32, then 64 */
 	for (uint64_t s = 0, t = 0, tries[] = {4, 20, 52, 116, 180, 244, 308, 372}; s < 400; s++) {
@@ -105,7 +118,7 @@ START_TEST(test_ways_keep_the_cheaper_and_try_the_other_less_often)
 
 	/* the mapping cheaper: it wins its first try and is read from then on */
 	eng_ways_init(&w, ENG_MAP_CHOOSE);
-	run(&w, 0, 400, map_cheap, ways);
+	run(&w, 400, map_cheap, ways);
 	ck_assert_int_eq(w.switches, 1);
 	ck_assert_int_eq(ways[5], ENG_WAY_MAP);
 	/* copying tried at 12, 28, 60, 124, 188, 252, 316 and 380 */
@@ -119,7 +132,7 @@ START_TEST(test_ways_follow_the_file)
 	enum eng_way ways[200];
 
 	eng_ways_init(&w, ENG_MAP_CHOOSE);
-	run(&w, 0, 200, folios, ways);
+	run(&w, 200, folios, ways);
 	/* copying while the mapping is dear, bar the tries */
 	ck_assert_uint_eq(count(ways, 0, 16, ENG_WAY_MAP), 1);
 	/* the mapping within a few tries once it is cheaper (the gap had grown to 16 at most) */
@@ -158,14 +171,14 @@ START_TEST(test_ways_one_slow_stretch_is_no_reason)
 	/* a slow stretch of the way in use, anywhere up to and past the first tries */
 	for (spike_at = 2; spike_at < 60; spike_at++) {
 		eng_ways_init(&w, ENG_MAP_CHOOSE);
-		run(&w, 0, 300, copy_close_spike, ways);
+		run(&w, 300, copy_close_spike, ways);
 		ck_assert_msg(w.switches == 0, "a slow stretch %llu made it switch",
 			      (unsigned long long)spike_at);
 	}
 	/* a slow first try of the cheaper way: it loses, and the next try wins */
 	spike_at = 4;
 	eng_ways_init(&w, ENG_MAP_CHOOSE);
-	run(&w, 0, 300, map_cheap_spike, ways);
+	run(&w, 300, map_cheap_spike, ways);
 	ck_assert_int_eq(w.switches, 1);
 	ck_assert_int_eq(ways[5], ENG_WAY_COPY);
 	ck_assert_int_eq(ways[20], ENG_WAY_MAP);
@@ -177,22 +190,10 @@ START_TEST(test_ways_noted_out_of_order)
 {
 	struct eng_ways w;
 	enum eng_way ways[300];
-	uint64_t lag = 4; /* stretches picked ahead of those noted, as sharded reading does */
 
+	/* picked four stretches ahead of those noted, as sharded reading does */
 	eng_ways_init(&w, ENG_MAP_CHOOSE);
-	for (uint64_t s = 0; s < 300 + lag; s++) {
-		if (s < 300) {
-			ways[s] = eng_ways_pick(&w, s);
-		}
-		if (s >= lag) {
-			uint64_t d = s - lag;
-			double m, c;
-
-			map_cheap(d, &m, &c);
-			eng_ways_note(&w, d, ways[d],
-				      (uint64_t)((ways[d] == ENG_WAY_MAP ? m : c) * BYTES), BYTES);
-		}
-	}
+	run_noting(&w, 300, map_cheap, ways, 4, UINT64_MAX);
 	ck_assert_int_eq(w.cur, ENG_WAY_MAP);
 	ck_assert_int_eq(w.switches, 1);
 	/* copying tried at 28, 60, 124, 188 and 252 */
@@ -208,16 +209,7 @@ START_TEST(test_ways_a_try_never_noted_is_given_up)
 	/* the mapping cheaper, but its first try (stretch 4) is never noted, as a chunk read
 	 * again is not: the next try comes 64 stretches later, and wins */
 	eng_ways_init(&w, ENG_MAP_CHOOSE);
-	for (uint64_t s = 0; s < 300; s++) {
-		double m, c;
-
-		ways[s] = eng_ways_pick(&w, s);
-		map_cheap(s, &m, &c);
-		if (s != 4) {
-			eng_ways_note(&w, s, ways[s],
-				      (uint64_t)((ways[s] == ENG_WAY_MAP ? m : c) * BYTES), BYTES);
-		}
-	}
+	run_noting(&w, 300, map_cheap, ways, 0, 4);
 	ck_assert_int_eq(ways[4], ENG_WAY_MAP);
 	ck_assert_uint_eq(count(ways, 5, 68, ENG_WAY_MAP), 0);
 	ck_assert_int_eq(ways[68], ENG_WAY_MAP);
@@ -232,16 +224,16 @@ START_TEST(test_ways_fixed_and_alternate)
 	enum eng_way ways[100];
 
 	eng_ways_init(&w, ENG_MAP_LEASED);
-	run(&w, 0, 100, copy_cheap, ways);
+	run(&w, 100, copy_cheap, ways);
 	ck_assert_uint_eq(count(ways, 0, 100, ENG_WAY_MAP), 100);
 	eng_ways_init(&w, ENG_MAP_ALWAYS);
-	run(&w, 0, 100, copy_cheap, ways);
+	run(&w, 100, copy_cheap, ways);
 	ck_assert_uint_eq(count(ways, 0, 100, ENG_WAY_MAP), 100);
 	eng_ways_init(&w, ENG_MAP_NEVER);
-	run(&w, 0, 100, map_cheap, ways);
+	run(&w, 100, map_cheap, ways);
 	ck_assert_uint_eq(count(ways, 0, 100, ENG_WAY_COPY), 100);
 	eng_ways_init(&w, ENG_MAP_ALTERNATE);
-	run(&w, 0, 100, map_cheap, ways);
+	run(&w, 100, map_cheap, ways);
 	for (int s = 0; s < 100; s++) {
 		ck_assert_int_eq(ways[s], s % 2 ? ENG_WAY_COPY : ENG_WAY_MAP);
 	}
