@@ -1,6 +1,7 @@
 #!/bin/sh
 # Set up a Debian 12 machine (as root) to build sipnab, then build it.
-#   sh contrib/setup.sh               release build in build/, profile-guided (`make pgo`)
+#   sh contrib/setup.sh               release build in build/, profile-guided (`make pgo`), with
+#                                     GLib, PCRE2 and zlib linked statically (--enable-static-deps)
 #   sh contrib/setup.sh --sanitizers  ASan+UBSan build with -Werror in build-san/ (what CI tests)
 # Idempotent: installs only missing packages, reconfigures only when needed.
 set -eu
@@ -40,7 +41,7 @@ if [ "$mode" = san ]; then
 	flags="--enable-sanitizers --enable-werror CFLAGS=-O1"
 else
 	dir=build
-	flags=""
+	flags="--enable-static-deps"
 fi
 mkdir -p "$dir"
 cd "$dir"

@@ -1,7 +1,9 @@
 #!/bin/sh
 # `make pgo`, the profile-guided build that contrib/setup.sh makes the release binary with,
-# run as a user runs it: a new build directory configured from the source tree, then
-# `make pgo`. The binary it leaves
+# run as a user runs it: a new build directory configured from the source tree with
+# --enable-static-deps, as setup.sh does, then `make pgo`. The binary it leaves
+# - needs no shared GLib, PCRE2 or zlib (linked from their archives), and configure refuses
+#   --enable-static-deps, naming the archive, where one is missing;
 # - reports the same as the binary under test, on the corpus captures and on generated
 #   carrier traffic with loss and reordering, at one and two threads (how sipnab was compiled
 #   never changes what it reports);
@@ -23,9 +25,25 @@ if [ -f "$SIPNAB_SRCDIR/Makefile" ]; then
 fi
 need_python3 "for the training captures"
 
+# an archive missing: zlib's libdir made an empty directory by a module file of its own
+mkdir -p "$TMPD/pc" "$TMPD/nolib" "$TMPD/nostatic"
+sed "s|^libdir=.*|libdir=$TMPD/nolib|" "$(pkg-config --variable=pcfiledir zlib)/zlib.pc" \
+	>"$TMPD/pc/zlib.pc"
+checks=$((checks + 1))
+if (cd "$TMPD/nostatic" && PKG_CONFIG_PATH="$TMPD/pc" "$SIPNAB_SRCDIR/configure" -q \
+	--enable-static-deps >"$TMPD/nostatic.log" 2>&1); then
+	fail "configure --enable-static-deps without libz.a succeeded"
+elif grep -q -- "--enable-static-deps: no $TMPD/nolib/libz.a" "$TMPD/nostatic.log"; then
+	pass "configure --enable-static-deps names the missing archive"
+else
+	tail -n 5 "$TMPD/nostatic.log"
+	fail "configure --enable-static-deps without libz.a: wrong message"
+fi
+
 b=$TMPD/build
 mkdir "$b"
-if ! (cd "$b" && "$SIPNAB_SRCDIR/configure" -q >"$TMPD/configure.log" 2>&1); then
+if ! (cd "$b" && "$SIPNAB_SRCDIR/configure" -q --enable-static-deps \
+	>"$TMPD/configure.log" 2>&1); then
 	cat "$TMPD/configure.log"
 	fail "configure"
 	finish
@@ -91,6 +109,12 @@ for o in src/sip/libsncore_a-sip_msg src/engine/libsncore_a-eng_pipeline \
 	checks=$((checks + 1))
 	if [ -s "$b/$o.gcda" ]; then pass "profile $o.gcda"; else fail "no profile $o.gcda"; fi
 done
+if command -v readelf >/dev/null 2>&1; then
+	readelf -d "$b/sipnab" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' >"$TMPD/needed"
+	expect_eq "libc among the shared libraries needed" "$(grep -c '^libc\.so' "$TMPD/needed")" 1
+	expect_eq "shared GLib, PCRE2 or zlib needed" \
+		"$(grep -cE '^lib(glib-2\.0|pcre2-8|z)\.so' "$TMPD/needed")" 0
+fi
 if command -v nm >/dev/null 2>&1; then
 	expect_eq "gcov symbols in the binary" "$(nm "$b/sipnab" | grep -c __gcov_)" 0
 fi
