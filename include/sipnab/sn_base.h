@@ -199,6 +199,9 @@ void *sn_xmalloc_huge(size_t n);
  *  huge pages are small (at most 4 MiB: x86-64's 2 MiB, not arm64's 512 MiB with 64 KiB
  *  pages); else @p n. For a block that would otherwise take many fresh small pages. */
 size_t sn_huge_round(size_t n, size_t min);
+/** sn_huge_round()'s @p min for a block filled at once: from this size on, one fresh huge page
+ *  costs less to fault in than the small pages it replaces (sn_xalloc.c). */
+#define SN_HUGE_WORTH ((size_t)256 << 10)
 /** Zeroed, starting on a cache line and a whole number of lines long: for what one thread
  *  writes often while another thread writes beside it (freed with free()). */
 void *sn_xcalloc_lines(size_t count, size_t size);

@@ -2194,7 +2194,7 @@ bool cap_reader_read_windowed(struct cap_reader *r, size_t window)
 				    : sn_huge_round(SN_MIN((size_t)CAP_WINDOW,
 							   SN_MAX(r->map_len - r->pos,
 								  (size_t)CAP_WINDOW_MIN)),
-						    256u << 10);
+						    SN_HUGE_WORTH);
 		r->win_max = r->win_cap;
 		r->win = sn_xmalloc_huge(r->win_cap);
 		/* fresh memory about to be filled (and a reader that times its reads weighs

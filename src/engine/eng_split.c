@@ -183,9 +183,10 @@ struct split {
 	/*
 	 * Chunks claimed now may be read through the mapping (prefaulted) instead of copied into
 	 * buffers: under the file's read lease (then each the way eng_ways.h picks: ways), or
-	 * always with SIPNAB_MAPPED=1 (eng_env_map()). On the VM of 2026-12-02 the copy was the largest cost of reading at two cores: the kernel's _copy_to_iter took
-	 * 1,027 samples of eight c5k runs at one core and 2,150 at two (perf, 10 kHz), and the
-	 * buffers are fresh memory, four huge pages a run at two cores. Read through the
+	 * always with SIPNAB_MAPPED=1 (eng_env_map()). On the VM of 2026-12-02 the copy was the
+	 * largest cost of reading at two cores: the kernel's _copy_to_iter took 1,027 samples
+	 * of eight c5k runs at one core and 2,150 at two (perf, 10 kHz), and the buffers are
+	 * fresh memory, four huge pages a run at two cores. Read through the
 	 * mapping under SIPNAB_MAPPED=1, c5k at --cores 2 took 0.834, 0.949, 0.949 and 0.975 of
 	 * the time (bench/ab.sh, 21-31 rounds), 0.872 on a capture just written (its page-cache
 	 * state as written), the 2,000-call sweep capture 0.950.
@@ -436,7 +437,7 @@ static void scan(struct split *sp, struct slot *s)
 		 * timed, so that the choice of way weighs what reading costs from then on */
 		size_t len = sn_huge_round(SN_MAX(SN_MIN((size_t)sp->chunk + SPLIT_TAIL,
 							 sp->end - sp->first), 64u),
-					   256u << 10);
+					   SN_HUGE_WORTH);
 
 		s->buf = sn_xmalloc_huge(len);
 		sn_mem_populate(s->buf, len);
