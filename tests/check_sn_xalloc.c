@@ -7,9 +7,9 @@
  * with one call (sn_mem_populate(), which this file replaces to watch it) only while that part
  * is under the limit set with sn_xgrow_copy_max(); sn_xmalloc_full() and sn_xcalloc_full()
  * fault in a block of 8 KiB or more in one call, and sn_xcalloc_full()'s is zero whatever
- * that call leaves in it. Those three, sn_malloc_huge() and sn_xmalloc_huge() (which also
- * aligns a block of a huge page or more to one) ask for huge pages (MADV_HUGEPAGE) for a
- * block of a huge page or more, as one mapping (it must not be split: realloc() could no longer
+ * that call leaves in it. Those three, sn_malloc_huge() and sn_xmalloc_huge() ask for huge
+ * pages (MADV_HUGEPAGE) for a block of a huge page or more, which starts on one (but for an
+ * array that realloc() grew: sn_xgrow() past its copy limit), as one mapping (it must not be split: realloc() could no longer
  * move it with mremap()), and for none in a smaller block: read back from the mappings and
  * their flags in /proc/self/smaps ("hg", tests/smaps.h). sn_huge_round() rounds a size up to
  * whole huge pages from its minimum on, where huge pages are at most 4 MiB.
@@ -290,6 +290,10 @@ START_TEST(test_big_blocks_advised_huge)
 		check_huge_block(c, n / 8 * 8, huge);
 		check_huge_block(r, n, huge);
 		check_huge_block(g, n, huge);
+		/* huge pages from their first byte on */
+		ck_assert_uint_eq((uintptr_t)m % huge, 0);
+		ck_assert_uint_eq((uintptr_t)c % huge, 0);
+		ck_assert_uint_eq((uintptr_t)r % huge, 0);
 	}
 	free(g);
 	sn_xgrow_copy_max((size_t)64 << 20);
@@ -299,6 +303,7 @@ START_TEST(test_big_blocks_advised_huge)
 	ck_assert_uint_eq(g[4095], 5);
 	if (huge) {
 		check_huge_block(g, n, huge);
+		ck_assert_uint_eq((uintptr_t)g % huge, 0); /* copied into a new block */
 	}
 	sn_xgrow_copy_max(0);
 	free(g);
