@@ -9,9 +9,9 @@
  * the whole run. Here sn_mem_release() makes the pages inaccessible instead (this file's
  * definition takes the place of src/base/sn_mem.c's), so any later read of them ends the
  * test with SIGSEGV, on any kernel; the streams must still come out complete. Under
- * AddressSanitizer the pages are poisoned instead, and a read of them is a
- * use-after-poison: its free() writes into the first bytes of the block it frees, and the
- * flows array starts on a page (a huge page: sn_malloc_huge()), which may be given back.
+ * AddressSanitizer the pages are poisoned instead, and a read of them is a use-after-poison:
+ * AddressSanitizer's free() writes into the first bytes of the block it frees, and the flows
+ * array starts on a page (a huge page: sn_malloc_huge()), which may be given back.
  *
  * The engine also faults in its arrays ahead of filling them (sn_mem_populate()). Here that
  * fills the range with a pattern instead: a range that held live entries, or that the engine

@@ -170,7 +170,7 @@ static void huge_advise(void *p, size_t n)
  * before the first of them, up to 2 MiB less a byte, had small pages, each costing about 12 µs
  * at its first write on the development VM, or 6 µs when faulted in ahead (the whole 2 MiB page
  * 0.13-0.6 ms). A 2,000-call run at --cores 2 wrote its two engines' message arrays from 1 MiB
- * before such a boundary: 533 of its 14,000 messages met a fresh page, 2-4 ms of CPU in all.
+ * before such a boundary: 533 of its 14,000 messages met a fresh page, 4-9 M cycles a run.
  * NULL when there is no memory.
  */
 static void *huge_block(size_t n)
