@@ -4,6 +4,10 @@
  * again"):
  *   - fresh anonymous memory written one byte per 4 KiB, in small pages and then with
  *     MADV_HUGEPAGE (2 MiB pages where the kernel gives them);
+ *   - the same in small pages faulted in ahead with MADV_POPULATE_WRITE (as sn_mem_populate()
+ *     does), then written one byte per 4 KiB twice: on the development VM the first pass
+ *     still paid about half of what a fault costs (BENCHMARKS.md, "Huge-page blocks start on
+ *     a huge page; every line of a packet prefetched");
  *   - FILE mapped read-only with MADV_HUGEPAGE, faulted in with MADV_POPULATE_READ, then read
  *     one byte per 4 KiB twice (the first pass pays for every page the mapping holds in small
  *     page-cache folios), and the same file read with pread() in 2 MiB blocks.
@@ -24,6 +28,11 @@
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+enum anon_way { ANON_SMALL, ANON_HUGE, ANON_POPULATED };
 
 #define HUGE_BYTES ((size_t)2 << 20)
 #define STEP       4096u
@@ -44,8 +53,9 @@ static void report(const char *name, double ms, size_t bytes)
 	       bytes ? ms * 1e3 / (double)(bytes / STEP) : 0.0);
 }
 
-/* Write one byte per 4 KiB of @p len fresh bytes, 2 MiB-aligned, with or without huge pages. */
-static int anon(size_t len, int huge)
+/* Write one byte per 4 KiB of @p len fresh bytes, 2 MiB-aligned: in small pages, in huge
+ * pages, or in small pages faulted in ahead (then written twice). */
+static int anon(size_t len, enum anon_way way)
 {
 	uint8_t *raw = mmap(NULL, len + HUGE_BYTES, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -58,15 +68,32 @@ static int anon(size_t len, int huge)
 	}
 	m = (uint8_t *)(((uintptr_t)raw + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
 #ifdef MADV_HUGEPAGE
-	if (huge) {
+	if (way == ANON_HUGE) {
 		(void)madvise(m, len, MADV_HUGEPAGE);
 	}
 #endif
+	if (way == ANON_POPULATED) {
+		t = now_ms();
+		if (madvise(m, len, MADV_POPULATE_WRITE) != 0) {
+			perror("pages: MADV_POPULATE_WRITE");
+			munmap(raw, len + HUGE_BYTES);
+			return 0; /* a kernel before 5.14: nothing to measure */
+		}
+		report("anon, populate", now_ms() - t, len);
+	}
 	t = now_ms();
 	for (size_t o = 0; o < len; o += STEP) {
 		m[o] = 1;
 	}
-	report(huge ? "anon, huge pages" : "anon, 4 KiB pages", now_ms() - t, len);
+	report(way == ANON_HUGE ? "anon, huge pages"
+	       : way == ANON_SMALL ? "anon, 4 KiB pages" : "anon, populated, 1st", now_ms() - t, len);
+	if (way == ANON_POPULATED) {
+		t = now_ms();
+		for (size_t o = 0; o < len; o += STEP) {
+			m[o] = 2;
+		}
+		report("anon, populated, 2nd", now_ms() - t, len);
+	}
 	munmap(raw, len + HUGE_BYTES);
 	return 0;
 }
@@ -143,7 +170,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pages: %s: cannot read it\n", argv[1]);
 		return 1;
 	}
-	if (anon((size_t)mib << 20, 0) || anon((size_t)mib << 20, 1) || file(argv[1])) {
+	if (anon((size_t)mib << 20, ANON_SMALL) || anon((size_t)mib << 20, ANON_HUGE) ||
+	    anon((size_t)mib << 20, ANON_POPULATED) || file(argv[1])) {
 		return 1;
 	}
 	return 0;
