@@ -216,4 +216,43 @@ if [ ${#RSPREAD[@]} -gt 0 ]; then
 	echo "The same, per round (the median over the rounds of each round's spread) and from each row's fastest run:"
 	printf '%s\n' "${RSPREAD[@]}"
 fi
+# What the spread comes from: a run's time as a fixed part (the process's start and exit,
+# the threads' and buffers' set-up: what a capture of any size pays) plus a part per packet,
+# fitted to the rows' medians by least squares of the relative error (weights 1 / median^2),
+# so that the small captures count as much as the large. A fixed part lowers a small
+# capture's throughput only: it sets a floor under the spread however well the rest scales.
+FITS=()
+for c in $CORESET; do
+	pts=()
+	for i in "${!ROWKEYS[@]}"; do
+		[ "${ROWKEYS[$i]#*,}" = "$c" ] || continue
+		pts+=("$((107 * ${ROWKEYS[$i]%,*})) ${BR_MED[$i]}")
+	done
+	[ ${#pts[@]} -ge 2 ] || continue
+	FITS+=("$(printf '%s\n' "${pts[@]}" | awk -v c="$c" '
+		$2 > 0 { n++; x[n] = $1; y[n] = $2; w = 1 / ($2 * $2)
+			sw += w; sx += w * $1; sy += w * $2; sxx += w * $1 * $1; sxy += w * $1 * $2
+			if (n == 1 || $1 < lo) { lo = $1 } if (n == 1 || $1 > hi) { hi = $1 } }
+		END {
+			d = sw * sxx - sx * sx
+			if (n < 2 || d <= 0 || hi < 2 * lo) {
+				# sizes this close leave the fit to the noise of the runs
+				printf "- cores %s: n/a (capture sizes less than twice apart)", c
+				exit
+			}
+			v = (sw * sxy - sx * sy) / d
+			f = (sy - v * sx) / sw
+			printf "- cores %s: %.1f ms + %.1f ns per packet; the fixed part is", c, f * 1e3, v * 1e9
+			for (i = 1; i <= n; i++) {
+				printf "%s %.0f %% of the median at %d packets (the fit: %+.0f %%)", (i > 1 ? "," : ""),
+					100 * f / y[i], x[i], 100 * ((f + v * x[i]) / y[i] - 1)
+			}
+		}')")
+done
+if [ ${#FITS[@]} -gt 0 ]; then
+	echo
+	echo "Median seconds as a fixed part plus a part per packet (least squares of the relative error"
+	echo "over the rows; a fixed part lowers a small capture's pkts/s only, and so widens the spread):"
+	printf '%s\n' "${FITS[@]}"
+fi
 bench_host_end

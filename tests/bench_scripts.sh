@@ -239,6 +239,15 @@ for c in cores:
 PY
 expect_eq "sweep.sh: spread per round and from the fastest runs" \
 	"$(cat "$TMPD/sweep3.chk")" "$([ "$nproc" -gt 1 ] && printf 'ok\nok' || echo ok)"
+# the fixed part and the part per packet: with two capture sizes a core count, the fitted line
+# passes through both medians, so each row's "the fit" is 0 % (a wrong formula is not); sizes
+# less than twice apart get no fit
+expect_eq "sweep.sh: fixed part and part per packet, two sizes" \
+	"$(grep -c '^- cores [0-9]*: -\{0,1\}[0-9.]* ms + -\{0,1\}[0-9.]* ns per packet; the fixed part is -\{0,1\}[0-9]* % of the median at 1070 packets (the fit: [+-]0 %), -\{0,1\}[0-9]* % of the median at 2140 packets (the fit: [+-]0 %)$' "$TMPD/sweep.md")" \
+	"$([ "$nproc" -gt 1 ] && echo 2 || echo 1)"
+expect_eq "sweep.sh: no fit for sizes less than twice apart" \
+	"$(grep -c '^- cores [0-9]*: n/a (capture sizes less than twice apart)$' "$TMPD/sweep3.md")" \
+	"$([ "$nproc" -gt 1 ] && echo 2 || echo 1)"
 # a second run uses the cached captures
 bash "$B/sweep.sh" "$SIPNAB_BIN" --calls 10 --runs 1 --dir "$TMPD/sweep" \
 	>"$TMPD/sweep2.md" 2>"$TMPD/sweep2.err"
