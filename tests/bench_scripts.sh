@@ -245,6 +245,8 @@ expect_eq "sweep.sh: spread per round and from the fastest runs" \
 expect_eq "sweep.sh: fixed part and part per packet, two sizes" \
 	"$(grep -c '^- cores [0-9]*: -\{0,1\}[0-9.]* ms + -\{0,1\}[0-9.]* ns per packet; the fixed part is -\{0,1\}[0-9]* % of the median at 1070 packets (the fit: [+-]0 %), -\{0,1\}[0-9]* % of the median at 2140 packets (the fit: [+-]0 %)$' "$TMPD/sweep.md")" \
 	"$([ "$nproc" -gt 1 ] && echo 2 || echo 1)"
+expect_eq "sweep.sh: a process that does nothing, timed as the floor under the fixed part" \
+	"$(grep -c '^- a process that does nothing (runone OUTFILE true), the floor under the fixed part: [0-9.]* ms ([0-9.]*-[0-9.]*), median of 5 runs$' "$TMPD/sweep.md")" 1
 expect_eq "sweep.sh: no fit for sizes less than twice apart" \
 	"$(grep -c '^- cores [0-9]*: n/a (capture sizes less than twice apart)$' "$TMPD/sweep3.md")" \
 	"$([ "$nproc" -gt 1 ] && echo 2 || echo 1)"
