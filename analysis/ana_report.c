@@ -836,12 +836,27 @@ static cJSON *json_build(const struct ana_report_input *in)
 
 /*
  * The calls and streams arrays (and the CSV's rows) on several threads: elements are rendered
- * in blocks of JSON_BLOCK, any thread rendering any block into one of a ring of slots, and the
- * calling thread writes the blocks out in order (rendering too while the next block is not
- * ready). The bytes are those of the serial loop; memory stays at the ring's few blocks
- * however many elements there are.
+ * in blocks of JSON_BLOCK, any thread rendering any block into one of a ring of slots
+ * (JSON_SLOTS per thread), and the calling thread writes the blocks out in order (rendering
+ * too while the next block is not ready). The bytes are those of the serial loop; memory stays
+ * at the ring's few blocks however many elements there are.
+ *
+ * Each slot's buffer is fresh memory the first time it fills, about 1.3 KiB a stream. At four
+ * slots a thread, 650 KiB of it before the ring came round once, and the parallel report of
+ * the 300-call sweep capture at --cores 2 took 1.2-1.3 ms against 0.9 on one thread (medians
+ * of 9-11, SIPNAB_TIMING, 2026-12-04). Two slots a thread: 0.9 ms; 1,000 calls 1.6 against
+ * 1.9 (one thread 1.9-2.0), 2,000 calls 2.4 against 2.5 (one thread 3.8), 8,000 calls 10.8
+ * both, 20,000 calls 22.2 against 21.7. Blocks of 32 were faster still up to 2,000 calls (0.7
+ * ms at 300) but slower past them (23.5 ms at 20,000), and blocks of 16 took 14 ms at 8,000
+ * calls: a block past OUT_DIRECT_MIN is a write() of its own, some microseconds each on the
+ * development VM.
  */
 #define JSON_BLOCK 64u
+#define JSON_SLOTS 2u
+/* Arrays shorter than this are rendered on one thread: the 100-call capture's 200 streams
+ * took 0.6-0.7 ms on two against 0.4-0.5 on one (medians of 15); 600 took 0.7-0.8 against
+ * 0.9-1.1. */
+#define JSON_PAR_MIN 256u
 
 /* Render element @p i into @p w; false when it is not selected (nothing written). */
 typedef bool elem_fn(struct jw *w, const struct ana_report_input *in, uint32_t i);
@@ -1013,7 +1028,7 @@ static void put_elements_parallel(FILE *out, const struct ana_report_input *in, 
 			 .seplen = strlen(sep)};
 
 	p.blocks = (count + JSON_BLOCK - 1) / JSON_BLOCK;
-	p.nslots = 4 * threads;
+	p.nslots = JSON_SLOTS * threads;
 	p.slots = sn_xcalloc(p.nslots, sizeof(*p.slots));
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.cond, NULL);
@@ -1035,7 +1050,7 @@ static void put_elements(FILE *out, const struct ana_report_input *in, elem_fn *
 	struct jw w = {.depth = 2};
 	bool first = true;
 
-	if (in->threads > 1 && count >= 2 * JSON_BLOCK) {
+	if (in->threads > 1 && count >= JSON_PAR_MIN) {
 		/* rendering reads the result and the filter only: any thread may do it */
 		put_elements_parallel(out, in, elem, count, in->threads, sep);
 		return;
