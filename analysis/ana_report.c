@@ -853,9 +853,10 @@ static cJSON *json_build(const struct ana_report_input *in)
  */
 #define JSON_BLOCK 64u
 #define JSON_SLOTS 2u
-/* Arrays shorter than this are rendered on one thread: the 100-call capture's 200 streams
- * took 0.6-0.7 ms on two against 0.4-0.5 on one (medians of 15); 600 took 0.7-0.8 against
- * 0.9-1.1. */
+/* Arrays shorter than this are rendered on one thread: the 100-call capture's report (200
+ * streams, 100 calls) took 0.7-0.8 ms with its streams on two threads against 0.4-0.5 on one
+ * (medians of 11-15; in blocks of 32, two slots a thread, 0.6-0.7), the 300-call capture's
+ * (600 streams, 300 calls) 0.9 both ways. */
 #define JSON_PAR_MIN 256u
 
 /* Render element @p i into @p w; false when it is not selected (nothing written). */
