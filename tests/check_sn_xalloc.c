@@ -10,10 +10,10 @@
  * that call leaves in it. Those three, sn_malloc_huge() and sn_xmalloc_huge() ask for huge
  * pages (MADV_HUGEPAGE) for a block of a huge page or more, which starts on one (but for an
  * array that realloc() grew: sn_xgrow() past its copy limit), as one mapping (it must not be
- * split: realloc() could no longer
- * move it with mremap()), and for none in a smaller block: read back from the mappings and
- * their flags in /proc/self/smaps ("hg", tests/smaps.h). sn_huge_round() rounds a size up to
- * whole huge pages from its minimum on, where huge pages are at most 4 MiB.
+ * split: realloc() could no longer move it with mremap()), and for none in a smaller block:
+ * read back from the mappings and their flags in /proc/self/smaps ("hg", tests/smaps.h).
+ * sn_huge_round() rounds a size up to whole huge pages from its minimum on, where huge pages
+ * are at most 4 MiB.
  * sn_mem_populate_ahead() faults an array filled entry by entry in ahead, in stretches as long
  * as what is filled (within its minimum and maximum), that never reach past the huge page the
  * entry about to be written ends in.
